@@ -1,0 +1,198 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// Mode says whether the harness renders the whole prompt (raw) or sends
+// messages for the server to template (chat).
+type Mode string
+
+// The two modes.
+const (
+	ModeRaw  Mode = "raw"
+	ModeChat Mode = "chat"
+)
+
+// Request is one completion request.
+type Request struct {
+	Model string
+	Mode  Mode
+	// Prompt is the complete rendered prompt in raw mode, special tokens
+	// included.
+	Prompt string
+	// Messages is the conversation in chat mode. Tools are never sent in the
+	// server's tools field: the catalog is already text in the messages.
+	Messages []chat.Message
+	// Stop sequences end generation; the server does not include them in
+	// the output.
+	Stop []string
+	// Format, when set, is a JSON Schema the output must satisfy
+	// (constrained decoding). A backend whose server cannot constrain
+	// returns an error of kind KindUnsupported.
+	Format  json.RawMessage
+	Options Options
+}
+
+// Options are sampling and sizing options. Nil pointers leave the server's
+// default.
+type Options struct {
+	Temperature *float64
+	TopP        *float64
+	TopK        *int
+	Seed        *int
+	// MaxTokens bounds the generated tokens (0 = server default).
+	MaxTokens int
+	// NumCtx is the context window to request where the server takes one
+	// per request (Ollama num_ctx). 0 lets the backend choose.
+	NumCtx int
+}
+
+// Usage are the figures the server reports for one completion. Zero means
+// not reported, except where a Known flag says otherwise.
+type Usage struct {
+	PromptTokens    int
+	GeneratedTokens int
+	// CachedTokens is the prompt prefix the server reused from its cache;
+	// meaningful only when CachedKnown.
+	CachedTokens int
+	CachedKnown  bool
+	// TimeToFirstChunk is measured by the client from sending the request.
+	TimeToFirstChunk time.Duration
+	PromptDuration   time.Duration
+	GenerateDuration time.Duration
+	Total            time.Duration
+}
+
+// Response is a finished completion.
+type Response struct {
+	// Text is the whole generated text, exactly the concatenation of the
+	// chunks passed to the callback.
+	Text string
+	// StopReason is "stop" (end of turn or a stop sequence), "length"
+	// (token limit) or what the server said.
+	StopReason string
+	Usage      Usage
+}
+
+// Backend streams completions from one model server.
+type Backend interface {
+	// Generate runs req and calls onChunk with each piece of text as it
+	// arrives (onChunk may be nil). An error from onChunk cancels the
+	// request and is returned. The returned Response holds what arrived
+	// even when err is not nil.
+	Generate(ctx context.Context, req Request, onChunk func(text string) error) (Response, error)
+	// Capabilities says what the server can do.
+	Capabilities() Capabilities
+}
+
+// Capabilities of a backend.
+type Capabilities struct {
+	Raw       bool // completes raw prompts
+	Chat      bool // completes message lists
+	Constrain bool // honours Request.Format
+	// AddsBOS is true when the server prepends a BOS token to raw prompts
+	// by itself, so the harness must not render one.
+	AddsBOS bool
+}
+
+// ContextSizer is implemented by backends whose server reports the
+// model's context window (Ollama /api/show, llama.cpp /props).
+type ContextSizer interface {
+	ContextSize(ctx context.Context, model string) (int, error)
+}
+
+// TokenCounter is implemented by backends that can count tokens exactly
+// (llama.cpp /tokenize).
+type TokenCounter interface {
+	CountTokens(ctx context.Context, model, text string) (int, error)
+}
+
+// Kind classifies a backend failure.
+type Kind string
+
+// The failure kinds, see Error.
+const (
+	KindUnreachable     Kind = "unreachable"      // connection refused, DNS, TLS
+	KindServer          Kind = "server"           // a 4xx/5xx answer
+	KindStreamCut       Kind = "stream_cut"       // the stream ended before completion
+	KindStalled         Kind = "stalled"          // no data within the stall timeout
+	KindCanceled        Kind = "canceled"         // the caller's context ended
+	KindContextOverflow Kind = "context_overflow" // the prompt would not fit
+	KindUnsupported     Kind = "unsupported"      // the server cannot do what was asked
+	KindBadResponse     Kind = "bad_response"     // the server's answer could not be read
+)
+
+// Sentinels for errors.Is; every *Error matches the one of its Kind.
+var (
+	ErrUnreachable     = errors.New("backend: server unreachable")
+	ErrServer          = errors.New("backend: server error")
+	ErrStreamCut       = errors.New("backend: stream cut")
+	ErrStalled         = errors.New("backend: stream stalled")
+	ErrCanceled        = errors.New("backend: canceled")
+	ErrContextOverflow = errors.New("backend: prompt exceeds the context window")
+	ErrUnsupported     = errors.New("backend: unsupported")
+	ErrBadResponse     = errors.New("backend: bad response")
+)
+
+var sentinels = map[Kind]error{
+	KindUnreachable: ErrUnreachable, KindServer: ErrServer, KindStreamCut: ErrStreamCut,
+	KindStalled: ErrStalled, KindCanceled: ErrCanceled, KindContextOverflow: ErrContextOverflow,
+	KindUnsupported: ErrUnsupported, KindBadResponse: ErrBadResponse,
+}
+
+// Error is a backend failure.
+type Error struct {
+	Kind Kind
+	// Backend names the implementation ("ollama", "llamacpp", "openai", …).
+	Backend string
+	// Status is the HTTP status for KindServer.
+	Status int
+	// Message is the server's own message where it gave one.
+	Message string
+	// Consumed is true when some output had already been delivered to the
+	// caller; only requests with nothing consumed are safe to retry.
+	Consumed bool
+	Err      error
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("backend: %s: %s", e.Backend, e.Kind)
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Err != nil && e.Message == "" {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches the sentinel of the error's kind.
+func (e *Error) Is(target error) bool { return sentinels[e.Kind] == target }
+
+// Retryable reports whether err is a failure that may be retried: nothing
+// was consumed and the failure is transient.
+func Retryable(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Consumed {
+		return false
+	}
+	switch e.Kind {
+	case KindUnreachable, KindStreamCut, KindStalled:
+		return true
+	case KindServer:
+		return e.Status >= 500 || e.Status == 429
+	}
+	return false
+}

@@ -1,0 +1,216 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Object is a JSON object that keeps its members in the order they were
+// written. Schemas and arguments must survive a round trip unchanged (the
+// official chat templates print them in insertion order), which Go maps
+// cannot do.
+type Object struct {
+	Members []Member
+}
+
+// Member is one key and value of an Object.
+type Member struct {
+	Key   string
+	Value any
+}
+
+// Get returns the value of key and whether it is present.
+func (o *Object) Get(key string) (any, bool) {
+	for _, m := range o.Members {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// DecodeOrdered decodes JSON into ordered values: *Object for objects,
+// []any for arrays, json.Number for numbers (their text kept exactly),
+// string, bool and nil.
+func DecodeOrdered(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	v, err := decodeValue(d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("chat: trailing data after JSON value")
+	}
+	return v, nil
+}
+
+func decodeValue(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &Object{}
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeValue(d)
+				if err != nil {
+					return nil, err
+				}
+				o.Members = append(o.Members, Member{Key: kt.(string), Value: v})
+			}
+			_, err := d.Token()
+			return o, err
+		case '[':
+			a := []any{}
+			for d.More() {
+				v, err := decodeValue(d)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			_, err := d.Token()
+			return a, err
+		}
+		return nil, fmt.Errorf("chat: unexpected %v", t)
+	default:
+		return t, nil
+	}
+}
+
+// EncodeOrdered writes ordered values compactly, without HTML escaping.
+func EncodeOrdered(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := encodeValue(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func encodeValue(b *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case *Object:
+		b.WriteByte('{')
+		for i, m := range x.Members {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, _ := marshalNoEscape(m.Key)
+			b.Write(k)
+			b.WriteByte(':')
+			if err := encodeValue(b, m.Value); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := encodeValue(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case json.Number:
+		b.WriteString(string(x))
+	default:
+		data, err := marshalNoEscape(x)
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+	}
+	return nil
+}
+
+// toJSON returns data trimmed if it already is JSON, and converts YAML to
+// JSON (keeping key order) otherwise.
+func toJSON(data []byte) ([]byte, error) {
+	data = bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if len(data) == 0 {
+		return nil, errors.New("empty input")
+	}
+	if data[0] == '{' || data[0] == '[' {
+		return data, nil
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal(data, &n); err != nil {
+		return nil, fmt.Errorf("neither JSON nor YAML: %w", err)
+	}
+	v, err := yamlValue(&n)
+	if err != nil {
+		return nil, err
+	}
+	out, err := EncodeOrdered(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 || (out[0] != '{' && out[0] != '[') {
+		return nil, errors.New("expected a list or a mapping")
+	}
+	return out, nil
+}
+
+func yamlValue(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return yamlValue(n.Content[0])
+	case yaml.AliasNode:
+		return yamlValue(n.Alias)
+	case yaml.MappingNode:
+		o := &Object{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := yamlValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			o.Members = append(o.Members, Member{Key: n.Content[i].Value, Value: v})
+		}
+		return o, nil
+	case yaml.SequenceNode:
+		a := []any{}
+		for _, c := range n.Content {
+			v, err := yamlValue(c)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		return a, nil
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return nil, nil
+		case "!!bool":
+			return strings.EqualFold(n.Value, "true"), nil
+		case "!!int", "!!float":
+			var num json.Number
+			if err := json.Unmarshal([]byte(n.Value), &num); err == nil {
+				return num, nil
+			}
+			return n.Value, nil
+		}
+		return n.Value, nil
+	}
+	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
+}

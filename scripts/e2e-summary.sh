@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Filters verbose `go test` output of the end-to-end tests down to test
+# results, failures and package lines, and fails when a TestE2E was skipped
+# or none ran: a missing prerequisite must never pass silently.
+set -uo pipefail
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+tee "$log" | grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|PASS|FAIL|ok |panic:|\s+\S+_test\.go:[0-9]+:)' | grep -v '^=== RUN'
+status=${PIPESTATUS[0]}
+if grep -q -- '--- SKIP: TestE2E' "$log"; then
+	echo "e2e: a TestE2E test was skipped; end-to-end tests must run (see the SKIP lines above)" >&2
+	exit 1
+fi
+if ! grep -q -- '--- PASS: TestE2E' "$log"; then
+	echo "e2e: no TestE2E test passed" >&2
+	exit 1
+fi
+passed=$(grep -c -- '--- PASS: TestE2E' "$log")
+echo "e2e: $passed end-to-end tests passed"
+exit "$status"
