@@ -3,4 +3,97 @@
 // typed error events, lenient repairs and schema-driven value decoding.
 //
 // It knows nothing of servers or prompts.
+//
+// # Formats
+//
+// [Formats] lists the names, which are part of the CLI contract:
+//
+//	xml          <function_calls><invoke name="T"><parameter name="p">v</parameter></invoke></function_calls>
+//	hermes       <tool_call>{"name": …, "arguments": {…}}</tool_call>
+//	json         bare {"name": …, "parameters": {…}} objects (Llama 3.x), optionally after <|python_tag|>
+//	mistral      [TOOL_CALLS][{"name": …, "arguments": {…}}, …]   (also [TOOL_CALLS]name[ARGS]{…})
+//	qwen3-coder  <tool_call><function=T><parameter=p>v</parameter></function></tool_call>
+//	pythonic     [get_weather(city="Paris"), read(path="a.txt", limit=5)]
+//	harmony      <|channel|>commentary to=functions.T <|constrain|>json<|message|>{…}<|call|>
+//	tags         <read_file><path>a.txt</path></read_file>   (one tag per registered tool)
+//	auto         any of the above, detected from the text itself
+//
+// # API
+//
+//	func Formats() []string
+//	func New(format string, opts Options) (*Parser, error)
+//	func (p *Parser) Feed(chunk string, emit func(Event))
+//	func (p *Parser) Close(emit func(Event))
+//	func (p *Parser) Reset()
+//	func String(format, text string, opts Options) (Result, error)
+//	func StopSequences(format string) []string
+//
+// A Parser is used by one goroutine at a time. Feed any chunking of the
+// model's output, then Close once at end of stream; after Close (or Reset)
+// the Parser can be reused for the next turn. emit is called synchronously,
+// in order, with:
+//
+//   - EventText: content, as soon as it cannot be the start of a call marker.
+//     Only a suffix that is a prefix of some marker is held back. Adjacent
+//     text events may be split differently for different chunkings; their
+//     concatenation is the same.
+//   - EventCallStart: a call block was recognised and its tool name is known
+//     (Call.ID, Call.Name and Call.Offset are set), so a UI can show it early.
+//   - EventCall: a call is complete (its closing marker arrived). Call holds
+//     ID, Name, Arguments (a JSON object, keys in the model's order), Raw (the
+//     exact span, markers included), Offset and Repairs. A call that was
+//     recognised but names an unknown tool or has malformed arguments is
+//     still an EventCall, with what could be decoded, and Err set.
+//   - EventError: a problem not attached to a call (such as a block that was
+//     never closed); Err.Raw holds the bytes concerned, so nothing is lost.
+//
+// Apart from the splitting of text, the events of every chunking equal those
+// of a one-shot parse (fuzzed by FuzzChunkInvariance).
+//
+// Call IDs are "call_0", "call_1", … by position in the turn, unless the
+// model wrote one (mistral with ids).
+//
+// # Error kinds
+//
+// Error.Kind is one of this closed list:
+//
+//	unclosed_block  a call block was opened and another began before it closed
+//	bad_json        the call's JSON (or Python literal) could not be read
+//	bad_arguments   arguments were read but are not an object
+//	unknown_tool    the call names a tool that is not in Options.Tools
+//	missing_name    a call block without a tool name
+//	bad_value       a raw-text parameter value does not fit its JSON Schema type
+//	truncated       the stream ended inside a call block that cannot be completed
+//	unexpected_tag  an element that has no place in the format (unknown
+//	                parameter tag, stray element inside a call block)
+//	input           (CLI batch mode only) an input line that is not a record
+//
+// Every Error has a byte Offset into the turn's text and a short Message a
+// model can act on; Error() prefixes it with "parse: ".
+//
+// # Repairs
+//
+// By default the parsers accept what real models write around the format and
+// record each fix by kind in chat.ToolCall.Repairs: code_fence, missing_open_tag,
+// wrapper_tag (<function_call>, <tools>), arguments_key ("parameters", "args",
+// "input" for "arguments"), arguments_string (arguments as a JSON string),
+// array_wrapped (one call in a list), python_literals (True/False/None),
+// single_quotes, trailing_comma, flattened_arguments (arguments as sibling keys
+// of "name"), nested_call ({"function": {...}} / {"tool_call": {...}}),
+// missing_braces, pythonic_call (name(args) where JSON was expected),
+// string_value (lenient bare string accepted). With a catalog, a repaired
+// block is only taken as a call when it names a registered tool; otherwise it
+// stays content. Options.Strict disables every repair.
+//
+// A block whose closing marker never arrives is accepted when its content is
+// complete, because the closing marker is usually a stop sequence
+// ([StopSequences]) that the server removed.
+//
+// # Values
+//
+// For xml, qwen3-coder and tags, parameter values are raw text. With a
+// catalog they are decoded by the parameter's JSON Schema type (string,
+// integer, number, boolean, null, array, object, anyOf/oneOf/type lists);
+// a value that fits none of them is a bad_value error. Without a schema the
+// value is kept as a string.
 package parse

@@ -1,17 +1,272 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
 
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/parse"
 	"github.com/urfave/cli/v2"
 )
 
 func parseCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "parse",
-		Usage: "parse tool calls out of raw model text",
-		Action: func(*cli.Context) error {
-			return errors.New("parse: not implemented yet")
+		Name:      "parse",
+		Usage:     "parse tool calls out of raw model text",
+		UsageText: "toolharness parse --format F [--tools tools.json] [--strict] [--chunk N] [--jsonl] < input",
+		Description: `Reads a model's raw output on stdin and prints one JSON object per line per event:
+   {"type":"text","text":"…"}
+   {"type":"call_start","id":"call_0","name":"read_file","offset":12}   (the tool name is known)
+   {"type":"call","id":"call_0","name":"read_file","arguments":{…},"repairs":[…],"offset":12}
+       (with "error":{"kind":…,"message":…} when the tool is unknown or the arguments are malformed)
+   {"type":"error","kind":"truncated","offset":40,"message":"…"}
+
+--chunk N feeds the input in N-byte chunks (cut at UTF-8 boundaries), as a server would stream it;
+the events are the same as for one chunk, except that text may be split differently.
+
+--jsonl is batch mode: each input line is {"raw":"…","id":…,"tools":[…]} (tools optional, OpenAI or
+Anthropic shape, overriding --tools; other fields ignored), each output line is
+   {"id":…,"calls":[{"name":…,"arguments":{…},"repairs":[…]}],"content":"…","errors":[{"kind":…,"message":…}]}
+A bad input line gives an "input" error on its output line; the batch goes on.
+
+Formats: ` + strings.Join(parse.Formats(), ", ") + `
+
+Examples:
+   echo '<tool_call>{"name":"read","arguments":{"path":"a.txt"}}</tool_call>' | toolharness parse --format hermes
+   toolharness parse --format auto --tools tools.json --chunk 4 < raw.txt
+   toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
+			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
+			&cli.BoolFlag{Name: "strict", Usage: "disable every repair"},
+			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
+			&cli.BoolFlag{Name: "jsonl", Usage: "batch mode: one record per input line"},
+		},
+		Action: func(c *cli.Context) error {
+			opts := parse.Options{Strict: c.Bool("strict")}
+			if path := c.String("tools"); path != "" {
+				tools, err := chat.ReadToolsFile(path)
+				if err != nil {
+					return err
+				}
+				opts.Tools = tools
+			}
+			format := c.String("format")
+			if _, err := parse.New(format, opts); err != nil {
+				return err
+			}
+			w := bufio.NewWriterSize(c.App.Writer, 64<<10)
+			var err error
+			if c.Bool("jsonl") {
+				err = parseBatch(c.App.Reader, w, format, opts)
+			} else {
+				err = parseStream(c.App.Reader, w, format, opts, c.Int("chunk"))
+			}
+			if ferr := w.Flush(); err == nil {
+				err = ferr
+			}
+			return err
 		},
 	}
+}
+
+type (
+	errorLine struct {
+		Kind    parse.Kind `json:"kind"`
+		Offset  *int       `json:"offset,omitempty"`
+		Message string     `json:"message"`
+	}
+	// eventLine is one output line; only the fields of its type are set.
+	eventLine struct {
+		Type      string          `json:"type"`
+		Text      *string         `json:"text,omitempty"`
+		ID        string          `json:"id,omitempty"`
+		Name      *string         `json:"name,omitempty"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Repairs   *[]string       `json:"repairs,omitempty"`
+		Kind      parse.Kind      `json:"kind,omitempty"`
+		Offset    *int            `json:"offset,omitempty"`
+		Message   string          `json:"message,omitempty"`
+		Error     *errorLine      `json:"error,omitempty"`
+	}
+)
+
+func errLine(e *parse.Error, withOffset bool) *errorLine {
+	if e == nil {
+		return nil
+	}
+	l := &errorLine{Kind: e.Kind, Message: e.Message}
+	if withOffset {
+		off := e.Offset
+		l.Offset = &off
+	}
+	return l
+}
+
+func eventToLine(e parse.Event) eventLine {
+	l := eventLine{Type: e.Type.String()}
+	switch e.Type {
+	case parse.EventText:
+		l.Text = &e.Text
+	case parse.EventCallStart:
+		off := e.Call.Offset
+		l.ID, l.Name, l.Offset = e.Call.ID, &e.Call.Name, &off
+	case parse.EventCall:
+		off := e.Call.Offset
+		l.ID, l.Name, l.Offset, l.Arguments = e.Call.ID, &e.Call.Name, &off, e.Call.Arguments
+		rep := e.Call.Repairs
+		if rep == nil {
+			rep = []string{}
+		}
+		l.Repairs = &rep
+		l.Error = errLine(e.Err, true)
+	case parse.EventError:
+		off := e.Err.Offset
+		l.Kind, l.Offset, l.Message = e.Err.Kind, &off, e.Err.Message
+	}
+	return l
+}
+
+func parseStream(r io.Reader, w io.Writer, format string, opts parse.Options, chunk int) error {
+	p, err := parse.New(format, opts)
+	if err != nil {
+		return err
+	}
+	var werr error
+	emit := func(e parse.Event) {
+		if werr == nil {
+			werr = writeJSONLine(w, eventToLine(e))
+		}
+	}
+	if chunk <= 0 {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return fmt.Errorf("parse: reading input: %w", err)
+		}
+		p.Feed(string(data), emit)
+	} else {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return fmt.Errorf("parse: reading input: %w", err)
+		}
+		s := string(data)
+		for len(s) > 0 {
+			n := min(chunk, len(s))
+			// Cut at a rune boundary so every text line is valid UTF-8.
+			for n < len(s) && !utf8.RuneStart(s[n]) {
+				n++
+			}
+			p.Feed(s[:n], emit)
+			s = s[n:]
+		}
+	}
+	p.Close(emit)
+	return werr
+}
+
+type (
+	batchIn struct {
+		Raw   *string         `json:"raw"`
+		ID    json.RawMessage `json:"id"`
+		Tools json.RawMessage `json:"tools"`
+	}
+	batchCall struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Repairs   []string        `json:"repairs"`
+		Error     *errorLine      `json:"error,omitempty"`
+	}
+	batchOut struct {
+		ID      json.RawMessage `json:"id"`
+		Calls   []batchCall     `json:"calls"`
+		Content string          `json:"content"`
+		Errors  []*errorLine    `json:"errors"`
+	}
+)
+
+// parseBatch parses one record per line. Parsers are kept per distinct
+// tools value, since records of one corpus usually share a catalog.
+func parseBatch(r io.Reader, w io.Writer, format string, opts parse.Options) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	parsers := map[string]*parse.Parser{}
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("parse: reading input: %w", err)
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if werr := writeJSONLine(w, batchRecord(t, lineNo, format, opts, parsers)); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+func batchRecord(line []byte, lineNo int, format string, opts parse.Options, parsers map[string]*parse.Parser) batchOut {
+	out := batchOut{ID: json.RawMessage("null"), Calls: []batchCall{}, Errors: []*errorLine{}}
+	fail := func(msg string) batchOut {
+		out.Errors = append(out.Errors, &errorLine{Kind: parse.KindInput, Message: fmt.Sprintf("line %d: %s", lineNo, msg)})
+		return out
+	}
+	var in batchIn
+	if err := json.Unmarshal(line, &in); err != nil {
+		return fail("not a JSON record: " + err.Error())
+	}
+	if len(in.ID) > 0 {
+		out.ID = in.ID
+	}
+	if in.Raw == nil {
+		return fail(`missing "raw"`)
+	}
+	key := ""
+	if t := bytes.TrimSpace(in.Tools); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		key = string(t)
+	}
+	p := parsers[key]
+	if p == nil {
+		o := opts
+		if key != "" {
+			tools, err := chat.ParseTools([]byte(key))
+			if err != nil {
+				return fail(err.Error())
+			}
+			o.Tools = tools
+		}
+		var err error
+		if p, err = parse.New(format, o); err != nil {
+			return fail(err.Error())
+		}
+		if len(parsers) < 1024 {
+			parsers[key] = p
+		}
+	}
+	var content strings.Builder
+	emit := func(e parse.Event) {
+		switch e.Type {
+		case parse.EventText:
+			content.WriteString(e.Text)
+		case parse.EventCall:
+			rep := e.Call.Repairs
+			if rep == nil {
+				rep = []string{}
+			}
+			out.Calls = append(out.Calls, batchCall{ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments, Repairs: rep, Error: errLine(e.Err, false)})
+		case parse.EventError:
+			out.Errors = append(out.Errors, errLine(e.Err, true))
+		}
+	}
+	p.Feed(*in.Raw, emit)
+	p.Close(emit)
+	out.Content = content.String()
+	return out
 }

@@ -1,17 +1,262 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/registry"
 )
 
 func toolsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "tools",
 		Usage: "list, lint and check tool catalogs",
-		Action: func(*cli.Context) error {
-			return errors.New("tools: not implemented yet")
+		Subcommands: []*cli.Command{
+			toolsListCommand(),
+			toolsLintCommand(),
+			toolsCheckCommand(),
 		},
 	}
+}
+
+func toolsSourceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash, or a tool file (JSON/YAML; OpenAI, Anthropic or Gemini shape); comma-separated or repeated"},
+		&cli.StringSliceFlag{Name: "mcp", Usage: "MCP server: \"[NAME=]COMMAND ARGS\" or \"[NAME=]http(s)://URL\" (repeatable)"},
+		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "root the built-in file tools are confined to"},
+	}
+}
+
+func toolsListCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "print the tool catalog",
+		ArgsUsage: " ",
+		Flags: append(toolsSourceFlags(),
+			&cli.BoolFlag{Name: "builtin", Usage: "include the built-in file tools (builtin:fs)"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per tool"},
+		),
+		Action: func(c *cli.Context) error {
+			src := toolSources{Specs: c.StringSlice("tools"), MCP: c.StringSlice("mcp"), Workspace: c.String("workspace")}
+			if c.Bool("builtin") {
+				src.Specs = append(src.Specs, "builtin:fs")
+			}
+			r, closeAll, err := loadRegistry(c.Context, src, registry.Options{})
+			defer closeAll()
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			for _, t := range r.Tools() {
+				if c.Bool("json") {
+					line := struct {
+						Name        string          `json:"name"`
+						Description string          `json:"description"`
+						Parameters  json.RawMessage `json:"parameters"`
+						SideEffects bool            `json:"side_effects"`
+						Deferred    bool            `json:"deferred"`
+					}{t.Name, t.Description, t.Parameters, r.SideEffects(t.Name), r.IsDeferred(t.Name)}
+					if err := writeJSONLine(w, line); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(w, "%s\n    %s\n", describeTool(r, t), oneLine(t.Description))
+				for _, p := range paramLines(t.Parameters) {
+					fmt.Fprintf(w, "    - %s\n", p)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func toolsLintCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "lint",
+		Usage:     "review a catalog the way a model reads it (non-zero exit on errors)",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "tools", Usage: "tool file(s) to review", Required: true},
+		},
+		Action: func(c *cli.Context) error {
+			var tools []chat.Tool
+			for _, spec := range c.StringSlice("tools") {
+				for _, f := range strings.Split(spec, ",") {
+					if f = strings.TrimSpace(f); f == "" {
+						continue
+					}
+					ts, err := chat.ReadToolsFile(f)
+					if err != nil {
+						return err
+					}
+					tools = append(tools, ts...)
+				}
+			}
+			errs := 0
+			for _, f := range registry.Lint(tools) {
+				fmt.Fprintln(c.App.Writer, f)
+				if f.Severity == registry.SeverityError {
+					errs++
+				}
+			}
+			if errs > 0 {
+				return cli.Exit(fmt.Sprintf("tools lint: %d error(s)", errs), 1)
+			}
+			return nil
+		},
+	}
+}
+
+func toolsCheckCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "validate calls read as JSON lines on stdin: {\"name\":…,\"arguments\":…}",
+		ArgsUsage: " ",
+		Flags: append(toolsSourceFlags(),
+			&cli.StringFlag{Name: "format", Usage: "the session's tool-call format; xml, qwen3-coder and tags enable lossless coercions (\"5\" for an integer)"},
+		),
+		Action: func(c *cli.Context) error {
+			src := toolSources{Specs: c.StringSlice("tools"), MCP: c.StringSlice("mcp"), Workspace: c.String("workspace")}
+			if len(src.Specs) == 0 && len(src.MCP) == 0 {
+				return errors.New("tools check: give --tools (a tool file or builtin:fs) or --mcp")
+			}
+			r, closeAll, err := loadRegistry(c.Context, src, registry.Options{Coerce: coercingFormat(c.String("format"))})
+			defer closeAll()
+			if err != nil {
+				return err
+			}
+			return checkCalls(r, c.App.Reader, c.App.Writer)
+		},
+	}
+}
+
+type checkLine struct {
+	OK        bool                `json:"ok"`
+	Arguments json.RawMessage     `json:"arguments,omitempty"`
+	Coercions []registry.Coercion `json:"coercions,omitempty"`
+	Kind      string              `json:"kind,omitempty"`
+	Error     string              `json:"error,omitempty"`
+}
+
+// checkCalls validates one call per input line; a bad line yields an
+// "input" error line, never an aborted run.
+func checkCalls(r *registry.Registry, in io.Reader, out io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var res checkLine
+		call, err := decodeCheckInput(line)
+		if err != nil {
+			res = checkLine{Kind: "input", Error: err.Error()}
+		} else if v, err := r.Validate(call); err != nil {
+			var e *registry.Error
+			if errors.As(err, &e) {
+				res = checkLine{Kind: string(e.Kind), Error: e.ModelMessage()}
+			} else {
+				res = checkLine{Kind: "internal", Error: err.Error()}
+			}
+		} else {
+			res = checkLine{OK: true, Arguments: v.Call.Arguments, Coercions: v.Coercions}
+		}
+		if err := writeJSONLine(out, res); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("tools check: reading stdin: %w", err)
+	}
+	return nil
+}
+
+func decodeCheckInput(line []byte) (chat.ToolCall, error) {
+	var in struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(line, &in); err != nil {
+		return chat.ToolCall{}, fmt.Errorf("not a JSON object: %v", err)
+	}
+	args := bytes.TrimSpace(in.Arguments)
+	if len(args) > 0 && args[0] == '"' {
+		var s string
+		if err := json.Unmarshal(args, &s); err != nil {
+			return chat.ToolCall{}, fmt.Errorf("arguments: %v", err)
+		}
+		args = []byte(s)
+	}
+	return chat.ToolCall{Name: in.Name, Arguments: args}, nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(no description)"
+	}
+	return s
+}
+
+// paramLines summarises the top-level parameters: "path: string
+// (required) — file path…", in schema order.
+func paramLines(schema json.RawMessage) []string {
+	v, err := chat.DecodeOrdered(schema)
+	if err != nil {
+		return nil
+	}
+	o, ok := v.(*chat.Object)
+	if !ok {
+		return nil
+	}
+	required := map[string]bool{}
+	if rq, ok := o.Get("required"); ok {
+		if list, ok := rq.([]any); ok {
+			for _, x := range list {
+				if s, ok := x.(string); ok {
+					required[s] = true
+				}
+			}
+		}
+	}
+	props, _ := o.Get("properties")
+	po, ok := props.(*chat.Object)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, m := range po.Members {
+		p, _ := m.Value.(*chat.Object)
+		typ := "any"
+		desc := ""
+		if p != nil {
+			if t, ok := p.Get("type"); ok {
+				if b, err := chat.EncodeOrdered(t); err == nil {
+					typ = strings.Trim(string(b), `"`)
+				}
+			}
+			if d, ok := p.Get("description"); ok {
+				desc, _ = d.(string)
+			}
+		}
+		line := m.Key + ": " + typ
+		if required[m.Key] {
+			line += " (required)"
+		}
+		if desc != "" {
+			line += " — " + oneLine(desc)
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -1,0 +1,230 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/registry"
+)
+
+// Case is one benchmark case: a conversation, its tools and how to ask.
+type Case struct {
+	Model    string
+	Messages []chat.Message // a leading system message becomes the system text
+	Tools    []chat.Tool
+	Template string // family name ("" = chatml)
+	Format   string // tool-call format ("" = the family's native one)
+	Mode     backend.Mode
+	// Constrained sends the call schema (with an answer alternative, so
+	// restraint cases stay possible).
+	Constrained bool
+	// Strict disables the parser's repairs.
+	Strict bool
+	// MaxRetries is the number of attempts after the first that may follow
+	// an attempt with parse errors or invalid calls.
+	MaxRetries int
+	Options    backend.Options
+	// Renderer overrides Template and Format.
+	Renderer Renderer
+}
+
+// Attempt is one generation of a case.
+type Attempt struct {
+	Raw         string          `json:"raw"`
+	Content     string          `json:"content"`
+	Calls       []chat.ToolCall `json:"calls"`
+	ParseErrors []ParseError    `json:"parse_errors,omitempty"`
+	// Invalid are the calls the registry refused (unknown tool, invalid or
+	// malformed arguments), by call ID.
+	Invalid  []Mistake    `json:"invalid,omitempty"`
+	Usage    backend.Usage `json:"-"`
+	TTFT     time.Duration `json:"-"`
+	Duration time.Duration `json:"-"`
+	// Prompt is the raw prompt (raw mode) of the attempt.
+	Prompt string `json:"-"`
+}
+
+// OK reports whether the attempt had neither parse errors nor invalid
+// calls.
+func (a Attempt) OK() bool { return len(a.ParseErrors) == 0 && len(a.Invalid) == 0 }
+
+// CaseResult is every attempt of a case.
+type CaseResult struct {
+	Attempts []Attempt
+	// Retries is len(Attempts)-1.
+	Retries int
+	// OK is true when the last attempt had no errors.
+	OK bool
+}
+
+// noRun is the handler of benchmark tools: RunCase validates, never runs.
+func noRun(context.Context, json.RawMessage) (string, error) {
+	return "", errors.New("agent: benchmark tools are not executed")
+}
+
+// RunCase runs one case: generate, parse, validate; after an attempt with
+// errors, feed the model-facing errors back and try again while the retry
+// budget lasts. No tool is executed. A backend failure ends the case with
+// the attempts so far and the error.
+func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error) {
+	var res CaseResult
+	r := c.Renderer
+	if r == nil {
+		var err error
+		if r, err = NewRenderer(RendererOptions{Template: c.Template, Format: c.Format, Strict: c.Strict}); err != nil {
+			return res, err
+		}
+	}
+	reg := registry.New(registry.Options{Coerce: coercesValues(r.Format()), FormatCall: r.FormatCall})
+	for _, t := range c.Tools {
+		if err := reg.Register(registry.Spec{Tool: t, Handler: noRun}); err != nil {
+			return res, fmt.Errorf("agent: case tools: %w", err)
+		}
+	}
+	sys := System{Tools: c.Tools}
+	var hist []Msg
+	for i, m := range c.Messages {
+		if i == 0 && (m.Role == chat.RoleSystem || m.Role == chat.RoleDeveloper) {
+			sys.Text = m.Content
+			continue
+		}
+		hist = append(hist, Msg{Message: m})
+	}
+	mode := c.Mode
+	if mode == "" {
+		mode = backend.ModeRaw
+	}
+	tools := RegistryTools(reg)
+	for attempt := 0; attempt <= c.MaxRetries; attempt++ {
+		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist)
+		if err == nil {
+			for i, call := range calls {
+				if call.err != nil {
+					continue
+				}
+				fixed, kind, problem := tools.Validate(call.ToolCall)
+				calls[i].ToolCall = fixed
+				if kind != "" {
+					calls[i].problem, calls[i].kind = problem, kind
+					a.Invalid = append(a.Invalid, Mistake{Kind: kind, Message: firstLine(problem), CallID: call.ID})
+				}
+			}
+		}
+		res.Attempts = append(res.Attempts, a)
+		if err != nil {
+			res.Retries = len(res.Attempts) - 1
+			return res, err
+		}
+		if a.OK() {
+			res.OK = true
+			break
+		}
+		// Feed the errors back and ask again.
+		hist = append(hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: a.Content, ToolCalls: a.Calls, Raw: a.Raw}})
+		var loose []Mistake
+		for _, call := range calls {
+			switch {
+			case call.err != nil:
+				hist = append(hist, Msg{Message: r.ErrorResult(call.ToolCall, call.err.Message).Message()})
+			case call.problem != "":
+				hist = append(hist, Msg{Message: chat.ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Content: call.problem}.Message()})
+			default:
+				hist = append(hist, Msg{Message: chat.ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
+					Content: "not run: another call of this turn was invalid; repeat the whole turn with every call corrected"}.Message()})
+			}
+		}
+		for _, pe := range a.ParseErrors {
+			if !pe.attached {
+				loose = append(loose, Mistake{Kind: pe.Kind, Message: fmt.Sprintf("%s at byte %d: %s", pe.Kind, pe.Offset, pe.Message)})
+			}
+		}
+		if msg := looseErrors(loose); msg != "" {
+			hist = append(hist, Msg{Message: chat.Message{Role: chat.RoleUser, Content: msg}})
+		}
+	}
+	res.Retries = len(res.Attempts) - 1
+	return res, nil
+}
+
+type caseCall struct {
+	chat.ToolCall
+	err           *ParseError
+	kind, problem string
+}
+
+func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg) (Attempt, []caseCall, error) {
+	var a Attempt
+	req := backend.Request{Model: c.Model, Mode: mode, Stop: r.Stop(), Options: c.Options}
+	var p StreamParser
+	var err error
+	if c.Constrained {
+		if req.Format, err = CallSchema(c.Tools, true); err != nil {
+			return a, nil, err
+		}
+		p = &constrainedParser{}
+	} else if p, err = r.NewParser(c.Tools); err != nil {
+		return a, nil, err
+	}
+	if mode == backend.ModeChat {
+		req.Messages, err = r.Messages(sys, hist)
+	} else {
+		req.Prompt, err = r.Prompt(sys, hist)
+	}
+	if err != nil {
+		return a, nil, fmt.Errorf("agent: render: %w", err)
+	}
+	a.Prompt = req.Prompt
+	var raw, content strings.Builder
+	var calls []caseCall
+	handle := func(evs []Event) {
+		for _, ev := range evs {
+			switch ev.Kind {
+			case EventText:
+				content.WriteString(ev.Text)
+			case EventCall:
+				cc := caseCall{ToolCall: *ev.Call}
+				if ev.Err != nil {
+					e := *ev.Err
+					cc.err = &e
+					e.attached = true
+					a.ParseErrors = append(a.ParseErrors, e)
+				}
+				calls = append(calls, cc)
+				a.Calls = append(a.Calls, cc.ToolCall)
+			case EventError:
+				if ev.Err != nil {
+					a.ParseErrors = append(a.ParseErrors, *ev.Err)
+				}
+			}
+		}
+	}
+	start := time.Now()
+	resp, err := b.Generate(ctx, req, func(chunk string) error {
+		if raw.Len() == 0 {
+			a.TTFT = time.Since(start)
+		}
+		raw.WriteString(chunk)
+		handle(p.Feed(chunk))
+		return nil
+	})
+	if raw.Len() == 0 && resp.Text != "" {
+		raw.WriteString(resp.Text)
+		handle(p.Feed(resp.Text))
+	}
+	handle(p.Close())
+	a.Duration = time.Since(start)
+	a.Raw, a.Content, a.Usage = raw.String(), content.String(), resp.Usage
+	if a.TTFT == 0 {
+		a.TTFT = resp.Usage.TimeToFirstChunk
+	}
+	if err != nil {
+		return a, calls, fmt.Errorf("agent: case generation: %w", err)
+	}
+	return a, calls, nil
+}

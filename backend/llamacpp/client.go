@@ -1,0 +1,234 @@
+package llamacpp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolharness/toolharness/backend"
+)
+
+// Name is the backend name carried by every *backend.Error of this package.
+const Name = "llamacpp"
+
+// Defaults for the zero Config.
+const (
+	DefaultStallTimeout = 2 * time.Minute
+	DefaultRetries      = 2
+	DefaultBackoff      = 500 * time.Millisecond
+)
+
+// Config says how to reach one llama-server.
+type Config struct {
+	// BaseURL is the server's root, e.g. "http://127.0.0.1:8080" (plus the
+	// --api-prefix when the server has one).
+	BaseURL string
+	// HTTPClient defaults to a client without an overall timeout: streams
+	// are long, and StallTimeout bounds silence instead.
+	HTTPClient *http.Client
+	// APIKey is sent as a Bearer token when the server runs with --api-key.
+	APIKey string
+	// StallTimeout is the longest wait for the next byte of an answer
+	// (DefaultStallTimeout when 0). A non-streamed request sends nothing
+	// until it is done, so there it bounds the whole generation.
+	StallTimeout time.Duration
+	// Retries is how many times a failure that consumed nothing is retried
+	// (DefaultRetries when 0, none when negative). Backoff is the first
+	// wait, doubled each time (DefaultBackoff when 0).
+	Retries int
+	Backoff time.Duration
+	// NonStreaming asks for the whole answer at once instead of SSE; the
+	// callback then gets the text as one chunk.
+	NonStreaming bool
+	// Grammar is a GBNF grammar sent with every request (see WithGrammar).
+	Grammar string
+	// NoContextCheck skips the /props + /tokenize check made before each
+	// request (one extra round trip) that refuses prompts too long for n_ctx.
+	NoContextCheck bool
+	// KeepBOS sends the prompt unchanged even when it starts with the BOS
+	// text and the server adds its own BOS.
+	KeepBOS bool
+}
+
+// Client is a backend.Backend, backend.ContextSizer and
+// backend.TokenCounter for one llama-server. It is safe for concurrent use.
+type Client struct {
+	cfg  Config
+	http *http.Client
+	info *serverInfo
+}
+
+// serverInfo caches what the client learns from the server once: the BOS
+// it adds and n_ctx. It is shared by clients derived with WithGrammar.
+type serverInfo struct {
+	mu       sync.Mutex
+	bosKnown bool
+	addsBOS  bool
+	bosText  string
+	nCtx     int
+}
+
+var (
+	_ backend.Backend      = (*Client)(nil)
+	_ backend.ContextSizer = (*Client)(nil)
+	_ backend.TokenCounter = (*Client)(nil)
+)
+
+// New returns a client for the server at cfg.BaseURL. It does not contact
+// the server; the first request probes what it needs.
+func New(cfg Config) (*Client, error) {
+	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	if cfg.BaseURL == "" {
+		return nil, errors.New("llamacpp: empty server URL")
+	}
+	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
+		return nil, fmt.Errorf("llamacpp: server URL %q must start with http:// or https://", cfg.BaseURL)
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	switch {
+	case cfg.Retries == 0:
+		cfg.Retries = DefaultRetries
+	case cfg.Retries < 0:
+		cfg.Retries = 0
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{cfg: cfg, http: hc, info: &serverInfo{}}, nil
+}
+
+// WithGrammar returns a client that sends the GBNF grammar g with every
+// request (backend.Request has no grammar field; Format carries a JSON
+// Schema, sent as json_schema). It shares what c learned of the server.
+func (c *Client) WithGrammar(g string) *Client {
+	c2 := *c
+	c2.cfg.Grammar = g
+	return &c2
+}
+
+// Capabilities: raw prompts natively, chat through /apply-template,
+// constrained decoding through json_schema. AddsBOS is what the server
+// said once probed, and true before (llama.cpp's usual case; a prompt
+// starting with the BOS text is stripped either way).
+func (c *Client) Capabilities() backend.Capabilities {
+	c.info.mu.Lock()
+	defer c.info.mu.Unlock()
+	adds := true
+	if c.info.bosKnown {
+		adds = c.info.addsBOS
+	}
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: true, AddsBOS: adds}
+}
+
+// Generate runs req through POST /completion.
+func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
+	if req.Format != nil && c.cfg.Grammar != "" {
+		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
+			Message: "a request cannot carry both a grammar and a JSON Schema format"}
+	}
+	var prompt string
+	switch req.Mode {
+	case backend.ModeRaw:
+		prompt = req.Prompt
+	case backend.ModeChat:
+		p, err := c.applyTemplate(ctx, req.Messages)
+		if err != nil {
+			return backend.Response{}, err
+		}
+		prompt = p
+	default:
+		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
+			Message: fmt.Sprintf("unknown mode %q (want %q or %q)", req.Mode, backend.ModeRaw, backend.ModeChat)}
+	}
+	prompt, err := c.prepare(ctx, prompt, req.Options.MaxTokens)
+	if err != nil {
+		return backend.Response{}, err
+	}
+	body := completionRequest{
+		Prompt:      prompt,
+		Stream:      !c.cfg.NonStreaming,
+		CachePrompt: true,
+		Stop:        req.Stop,
+		Temperature: req.Options.Temperature,
+		TopK:        req.Options.TopK,
+		TopP:        req.Options.TopP,
+		Seed:        req.Options.Seed,
+		Grammar:     c.cfg.Grammar,
+		JSONSchema:  req.Format,
+	}
+	if n := req.Options.MaxTokens; n > 0 {
+		body.NPredict = &n
+	}
+	var resp backend.Response
+	err = c.retry(ctx, func() error {
+		var err error
+		resp, err = c.complete(ctx, body, onChunk)
+		return err
+	})
+	return resp, err
+}
+
+// prepare strips a BOS text the server would double and refuses a prompt
+// that would not fit the context window.
+func (c *Client) prepare(ctx context.Context, prompt string, maxTokens int) (string, error) {
+	adds, bos, err := c.bos(ctx)
+	if err != nil {
+		return "", err
+	}
+	if adds && bos != "" && !c.cfg.KeepBOS {
+		prompt = strings.TrimPrefix(prompt, bos)
+	}
+	if c.cfg.NoContextCheck {
+		return prompt, nil
+	}
+	nCtx, err := c.ContextSize(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	n, err := c.tokenize(ctx, prompt, true)
+	if err != nil {
+		return "", err
+	}
+	room := maxTokens
+	if room <= 0 {
+		room = 1 // at least the first generated token must fit
+	}
+	if nCtx > 0 && n+room > nCtx {
+		msg := fmt.Sprintf("prompt of %d tokens exceeds the context window of %d tokens", n, nCtx)
+		if maxTokens > 0 {
+			msg = fmt.Sprintf("prompt of %d tokens plus %d to generate exceeds the context window of %d tokens", n, maxTokens, nCtx)
+		}
+		return "", &backend.Error{Kind: backend.KindContextOverflow, Backend: Name, Message: msg}
+	}
+	return prompt, nil
+}
+
+// retry runs op again after a backoff while it fails with an error that
+// consumed nothing and is transient (backend.Retryable).
+func (c *Client) retry(ctx context.Context, op func() error) error {
+	wait := c.cfg.Backoff
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if err == nil || attempt >= c.cfg.Retries || !backend.Retryable(err) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &backend.Error{Kind: backend.KindCanceled, Backend: Name, Err: fmt.Errorf("%w (while retrying after: %v)", ctx.Err(), err)}
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}

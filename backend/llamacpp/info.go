@@ -1,0 +1,201 @@
+package llamacpp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+)
+
+// getJSON runs one small JSON exchange (not a generation) with retries.
+func (c *Client) getJSON(ctx context.Context, method, path string, body, out any) error {
+	return c.retry(ctx, func() error {
+		k := c.newCall(ctx)
+		defer k.close()
+		resp, err := c.do(k, method, path, body)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(stallReader{resp.Body, k.dog})
+		if err != nil {
+			return k.fail(err, true, false)
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			return &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Err: fmt.Errorf("decode %s answer: %w", path, err)}
+		}
+		return nil
+	})
+}
+
+// Health asks GET /health; nil means the model is loaded and the server
+// ready. While the model loads the server answers 503 "Loading model",
+// returned as a retryable KindServer error.
+func (c *Client) Health(ctx context.Context) error {
+	var out struct {
+		Status string `json:"status"`
+	}
+	if err := c.getJSON(ctx, http.MethodGet, "/health", nil, &out); err != nil {
+		return err
+	}
+	if out.Status != "ok" {
+		return &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: fmt.Sprintf("/health status %q, want \"ok\"", out.Status)}
+	}
+	return nil
+}
+
+type tokenizeRequest struct {
+	Content    string `json:"content"`
+	AddSpecial bool   `json:"add_special"`
+	WithPieces bool   `json:"with_pieces,omitempty"`
+}
+
+// token is one element of /tokenize's tokens: an id, or {"id","piece"}
+// with with_pieces (piece is a string, or a list of bytes when the piece
+// is not valid UTF-8 on its own).
+type token struct {
+	ID    int
+	Piece string
+}
+
+func (t *token) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] != '{' {
+		return json.Unmarshal(b, &t.ID)
+	}
+	var w struct {
+		ID    int             `json:"id"`
+		Piece json.RawMessage `json:"piece"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	t.ID = w.ID
+	if len(w.Piece) > 0 && w.Piece[0] == '"' {
+		return json.Unmarshal(w.Piece, &t.Piece)
+	}
+	var bytes []byte
+	var ints []int
+	if err := json.Unmarshal(w.Piece, &ints); err != nil {
+		return fmt.Errorf("piece: %w", err)
+	}
+	for _, i := range ints {
+		bytes = append(bytes, byte(i))
+	}
+	t.Piece = string(bytes)
+	return nil
+}
+
+type tokenizeResponse struct {
+	Tokens []token `json:"tokens"`
+}
+
+func (c *Client) tokenize(ctx context.Context, text string, addSpecial bool) (int, error) {
+	var out tokenizeResponse
+	err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{Content: text, AddSpecial: addSpecial}, &out)
+	return len(out.Tokens), err
+}
+
+// CountTokens counts text exactly as the server tokenizes it (special
+// tokens parsed, no BOS added). The server has one model; model is unused.
+func (c *Client) CountTokens(ctx context.Context, model, text string) (int, error) {
+	return c.tokenize(ctx, text, false)
+}
+
+// bos reports whether the server adds a BOS to string prompts and the
+// BOS's text. Tokenizing "" with add_special yields exactly the BOS when
+// the model's add_bos_token is true, and nothing otherwise.
+func (c *Client) bos(ctx context.Context) (adds bool, text string, err error) {
+	c.info.mu.Lock()
+	known, adds, text := c.info.bosKnown, c.info.addsBOS, c.info.bosText
+	c.info.mu.Unlock()
+	if known {
+		return adds, text, nil
+	}
+	var out tokenizeResponse
+	if err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{AddSpecial: true, WithPieces: true}, &out); err != nil {
+		return false, "", err
+	}
+	if len(out.Tokens) > 0 {
+		adds, text = true, out.Tokens[0].Piece
+	}
+	c.info.mu.Lock()
+	c.info.bosKnown, c.info.addsBOS, c.info.bosText = true, adds, text
+	c.info.mu.Unlock()
+	return adds, text, nil
+}
+
+type propsResponse struct {
+	// NCtx is not in the README's /props example; some server versions
+	// send it at the top level, so it is read when present.
+	NCtx     int `json:"n_ctx"`
+	Defaults struct {
+		NCtx int `json:"n_ctx"`
+	} `json:"default_generation_settings"`
+}
+
+// ContextSize returns n_ctx from GET /props (per slot: the server divides
+// --ctx-size among its --parallel slots). The server has one model; model
+// is unused. The value is cached for the client's life.
+func (c *Client) ContextSize(ctx context.Context, model string) (int, error) {
+	c.info.mu.Lock()
+	n := c.info.nCtx
+	c.info.mu.Unlock()
+	if n > 0 {
+		return n, nil
+	}
+	var out propsResponse
+	if err := c.getJSON(ctx, http.MethodGet, "/props", nil, &out); err != nil {
+		return 0, err
+	}
+	n = out.Defaults.NCtx
+	if n == 0 {
+		n = out.NCtx
+	}
+	if n <= 0 {
+		return 0, &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/props reports no n_ctx in default_generation_settings"}
+	}
+	c.info.mu.Lock()
+	c.info.nCtx = n
+	c.info.mu.Unlock()
+	return n, nil
+}
+
+// templateMessage is the message shape sent to /apply-template. An
+// assistant turn carries the exact text the model produced (Raw) so the
+// server re-renders what the model wrote; tool calls are never sent as
+// structure, they are inside that text.
+type templateMessage struct {
+	Role       chat.Role `json:"role"`
+	Content    string    `json:"content"`
+	Name       string    `json:"name,omitempty"`
+	ToolCallID string    `json:"tool_call_id,omitempty"`
+}
+
+// applyTemplate renders messages with the server's own chat template
+// (POST /apply-template, generation prompt included).
+func (c *Client) applyTemplate(ctx context.Context, msgs []chat.Message) (string, error) {
+	in := make([]templateMessage, len(msgs))
+	for i, m := range msgs {
+		content := m.Content
+		if m.Role == chat.RoleAssistant && m.Raw != "" {
+			content = m.Raw
+		}
+		in[i] = templateMessage{Role: m.Role, Content: content, Name: m.Name, ToolCallID: m.ToolCallID}
+	}
+	var out struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := c.getJSON(ctx, http.MethodPost, "/apply-template", struct {
+		Messages []templateMessage `json:"messages"`
+	}{in}, &out); err != nil {
+		return "", err
+	}
+	if out.Prompt == nil {
+		return "", &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/apply-template answer has no prompt"}
+	}
+	return *out.Prompt, nil
+}

@@ -1,0 +1,196 @@
+package llamacpp
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// reply is one recorded answer the fixture server gives.
+type reply struct {
+	status int
+	file   string // testdata file sent as the body
+	body   string // literal body, when file is empty
+	// stallAfter > 0 sends that many SSE events of file, then goes silent
+	// until the client hangs up; stallBefore is silent before any header.
+	stallAfter  int
+	stallBefore bool
+	// hangup sends the headers and the first hangupAfter bytes of the body,
+	// then closes the connection without ending the chunked body.
+	hangup      bool
+	hangupAfter int
+}
+
+type seen struct {
+	Method, Path, Body string
+}
+
+// fixtureServer answers each path with its list of replies in turn (the
+// last one repeats) and records every request.
+type fixtureServer struct {
+	t      *testing.T
+	srv    *httptest.Server
+	mu     sync.Mutex
+	routes map[string][]reply
+	reqs   []seen
+}
+
+func newFixtureServer(t *testing.T, routes map[string][]reply) *fixtureServer {
+	t.Helper()
+	fs := &fixtureServer{t: t, routes: routes}
+	fs.srv = httptest.NewServer(http.HandlerFunc(fs.serve))
+	t.Cleanup(fs.srv.Close)
+	return fs
+}
+
+// key tells the BOS probe (/tokenize with_pieces) from a count.
+func key(r *http.Request, body []byte) string {
+	if r.URL.Path == "/tokenize" && bytes.Contains(body, []byte(`"with_pieces":true`)) {
+		return "/tokenize#bos"
+	}
+	return r.URL.Path
+}
+
+func (fs *fixtureServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	k := key(r, body)
+	fs.mu.Lock()
+	fs.reqs = append(fs.reqs, seen{r.Method, k, string(body)})
+	list := fs.routes[k]
+	if len(list) == 0 {
+		fs.mu.Unlock()
+		http.Error(w, "no fixture for "+k, http.StatusNotFound)
+		return
+	}
+	rep := list[0]
+	if len(list) > 1 {
+		fs.routes[k] = list[1:]
+	}
+	fs.mu.Unlock()
+
+	data := []byte(rep.body)
+	if rep.file != "" {
+		data = readFixture(fs.t, rep.file)
+	}
+	if rep.stallBefore {
+		<-r.Context().Done()
+		return
+	}
+	if rep.hangup {
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			fs.t.Error("fixture server: cannot hijack")
+			return
+		}
+		conn, buf, err := hj.Hijack()
+		if err != nil {
+			fs.t.Error(err)
+			return
+		}
+		defer conn.Close()
+		part := data[:min(rep.hangupAfter, len(data))]
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		if len(part) > 0 {
+			fmt.Fprintf(buf, "%x\r\n", len(part))
+			buf.Write(part)
+			buf.WriteString("\r\n")
+		}
+		buf.Flush()
+		return
+	}
+	if strings.HasSuffix(rep.file, ".sse") {
+		w.Header().Set("Content-Type", "text/event-stream")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	status := rep.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	if rep.stallAfter > 0 {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 1<<20)
+		for n := 0; n < rep.stallAfter && sc.Scan(); {
+			line := sc.Bytes()
+			if len(line) == 0 {
+				continue
+			}
+			w.Write(line)
+			w.Write([]byte("\n\n"))
+			n++
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
+	w.Write(data)
+}
+
+// requests returns the recorded requests to path (all when path is "").
+func (fs *fixtureServer) requests(path string) []seen {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var out []seen
+	for _, r := range fs.reqs {
+		if path == "" || r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatalf("fixture %s: %v (the fixtures live in backend/llamacpp/testdata)", name, err)
+	}
+	return b
+}
+
+// golden compares got with testdata/golden/name, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden %s: %v (run with -update to create it)", name, err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("golden %s differs (-want +got):\n%s", name, diff)
+	}
+}
+
+// standard routes of a healthy Llama 3 server whose BOS is added by the
+// server, with the given /completion replies.
+func llama3(completion ...reply) map[string][]reply {
+	return map[string][]reply{
+		"/tokenize#bos": {{file: "tokenize_bos.json"}},
+		"/tokenize":     {{file: "tokenize.json"}},
+		"/props":        {{file: "props.json"}},
+		"/completion":   completion,
+	}
+}

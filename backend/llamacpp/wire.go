@@ -1,0 +1,109 @@
+package llamacpp
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/toolharness/toolharness/backend"
+)
+
+// completionRequest is the body of POST /completion. Field order is the
+// order the JSON is written in; the golden request files depend on it.
+type completionRequest struct {
+	Prompt      string          `json:"prompt"`
+	Stream      bool            `json:"stream"`
+	CachePrompt bool            `json:"cache_prompt"`
+	NPredict    *int            `json:"n_predict,omitempty"`
+	Stop        []string        `json:"stop,omitempty"`
+	Temperature *float64        `json:"temperature,omitempty"`
+	TopK        *int            `json:"top_k,omitempty"`
+	TopP        *float64        `json:"top_p,omitempty"`
+	Seed        *int            `json:"seed,omitempty"`
+	Grammar     string          `json:"grammar,omitempty"`
+	JSONSchema  json.RawMessage `json:"json_schema,omitempty"`
+}
+
+// completionChunk is one SSE event of a streamed /completion, or the whole
+// answer of a non-streamed one. The final event of a stream carries
+// stop=true and the same summary fields as the non-streamed answer.
+type completionChunk struct {
+	Content      string `json:"content"`
+	Stop         bool   `json:"stop"`
+	StopType     string `json:"stop_type"`
+	StoppingWord string `json:"stopping_word"`
+	// Older servers report the stop cause as three booleans instead of
+	// stop_type; read both so either generation of server works.
+	StoppedEOS      bool           `json:"stopped_eos"`
+	StoppedWord     bool           `json:"stopped_word"`
+	StoppedLimit    bool           `json:"stopped_limit"`
+	Truncated       bool           `json:"truncated"`
+	TokensCached    *int           `json:"tokens_cached"`
+	TokensEvaluated *int           `json:"tokens_evaluated"`
+	TokensPredicted *int           `json:"tokens_predicted"`
+	Timings         *timings       `json:"timings"`
+	Error           *serverErrBody `json:"error"`
+}
+
+type timings struct {
+	CacheN      *int    `json:"cache_n"`
+	PromptN     int     `json:"prompt_n"`
+	PromptMS    float64 `json:"prompt_ms"`
+	PredictedN  int     `json:"predicted_n"`
+	PredictedMS float64 `json:"predicted_ms"`
+}
+
+// serverErrBody is the OpenAI-style error object llama-server answers with.
+type serverErrBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Type    string `json:"type"`
+}
+
+type errorEnvelope struct {
+	Error *serverErrBody `json:"error"`
+}
+
+// stopReason maps the server's stop cause onto backend.Response.StopReason.
+// A generation the server cut because the context filled up is reported
+// as "truncated" so it is never mistaken for a normal end.
+func (c *completionChunk) stopReason() string {
+	switch {
+	case c.Truncated:
+		return "truncated"
+	case c.StopType == "eos" || c.StopType == "word" || c.StoppedEOS || c.StoppedWord:
+		return "stop"
+	case c.StopType == "limit" || c.StoppedLimit:
+		return "length"
+	}
+	return c.StopType
+}
+
+// usage reads the figures of the final chunk. tokens_evaluated is the whole
+// prompt; timings.cache_n (when sent) is the reused prefix, otherwise
+// tokens_cached, which the README defines as the prompt tokens re-used
+// from the previous completion.
+func (c *completionChunk) usage() backend.Usage {
+	var u backend.Usage
+	if c.TokensPredicted != nil {
+		u.GeneratedTokens = *c.TokensPredicted
+	}
+	if t := c.Timings; t != nil {
+		u.GeneratedTokens = t.PredictedN
+		u.PromptDuration = msDuration(t.PromptMS)
+		u.GenerateDuration = msDuration(t.PredictedMS)
+		u.PromptTokens = t.PromptN
+		if t.CacheN != nil {
+			u.PromptTokens += *t.CacheN
+			u.CachedTokens, u.CachedKnown = *t.CacheN, true
+		}
+	}
+	if c.TokensEvaluated != nil {
+		u.PromptTokens = *c.TokensEvaluated
+	}
+	if !u.CachedKnown && c.TokensCached != nil {
+		u.CachedTokens, u.CachedKnown = *c.TokensCached, true
+	}
+	return u
+}
+
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

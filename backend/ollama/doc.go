@@ -1,0 +1,29 @@
+// Package ollama is the backend for Ollama servers, through the official
+// client github.com/ollama/ollama/api (never hand-rolled HTTP).
+//
+// Raw mode sends the rendered prompt to /api/generate with raw=true; chat
+// mode sends the messages to /api/chat, where the model's own template
+// wraps them (tools are never sent in the tools field: the catalog is
+// already text). Stop sequences, sampling options and a JSON-Schema
+// constraint (`format`) map onto Ollama's request fields.
+//
+// What the package owns beyond the wire:
+//   - num_ctx is always set explicitly (Ollama's small default truncates
+//     the prompt from the front without a word), chosen from the prompt's
+//     size unless the caller sets Options.NumCtx, and a prompt that would
+//     not fit is refused with a KindContextOverflow error before sending;
+//     see budget.go for how tokens are bounded without a tokenizer.
+//   - the model's context window (/api/show, <arch>.context_length).
+//   - BOS: Ollama v0.6.5 tokenizes raw prompts with add_special and
+//     parse_special, so a model whose tokenizer adds BOS gets it twice when
+//     the rendered prompt carries one too; Generate strips the rendered BOS
+//     for such models.
+//   - usage: prompt_eval_count, eval_count and durations. Ollama does not
+//     report cached prompt tokens (prompt_eval_count always counts the
+//     whole prompt), so Usage.CachedKnown stays false.
+//   - faults as *backend.Error: unreachable, server errors with Ollama's
+//     message, a stream cut (Ollama's client ignores a read error at the
+//     end of the body, so a stream without its done message is a cut), a
+//     stall past Config.StallTimeout, cancellation; retries with backoff
+//     only while nothing was delivered.
+package ollama

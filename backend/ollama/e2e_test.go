@@ -1,0 +1,384 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/ollamatest"
+)
+
+var tiny ollamatest.Lazy
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	tiny.Close()
+	os.Exit(code)
+}
+
+func newBackend(t *testing.T, srv *ollamatest.Server, cfg Config) *Backend {
+	t.Helper()
+	cfg.Host = srv.URL
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func ptr[T any](v T) *T { return &v }
+
+const chatPrompt = "<|im_start|>system\nYou call tools.<|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n"
+
+var chatMessages = []chat.Message{
+	{Role: chat.RoleSystem, Content: "You call tools."},
+	{Role: chat.RoleUser, Content: "Weather in Paris?"},
+}
+
+func request(srv *ollamatest.Server, mode backend.Mode) backend.Request {
+	r := backend.Request{Model: srv.Model, Mode: mode, Options: backend.Options{MaxTokens: 20, Seed: ptr(5)}}
+	if mode == backend.ModeRaw {
+		r.Prompt = chatPrompt
+	} else {
+		r.Messages = chatMessages
+	}
+	return r
+}
+
+var modes = []backend.Mode{backend.ModeRaw, backend.ModeChat}
+
+func errKind(err error) backend.Kind {
+	var e *backend.Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// TestE2EStreamingAndUsage checks both modes stream in several chunks whose
+// concatenation is the text, with exact usage figures.
+func TestE2EStreamingAndUsage(t *testing.T) {
+	srv := tiny.Get(t)
+	b := newBackend(t, srv, Config{})
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			var chunks []string
+			resp, err := b.Generate(ctxFor(t), request(srv, mode), func(s string) error {
+				chunks = append(chunks, s)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(chunks) < 5 || strings.Join(chunks, "") != resp.Text {
+				t.Errorf("chunks %q do not make up text %q", chunks, resp.Text)
+			}
+			u := resp.Usage
+			// The chat template renders exactly chatPrompt.
+			if u.PromptTokens != ollamatest.TokenCount(chatPrompt) || u.GeneratedTokens != 20 || len(resp.Text) != 20 {
+				t.Errorf("usage %+v, text %d bytes; want %d prompt tokens, 20 generated", u, len(resp.Text), ollamatest.TokenCount(chatPrompt))
+			}
+			if resp.StopReason != "length" || u.CachedKnown || u.TimeToFirstChunk <= 0 || u.GenerateDuration <= 0 || u.Total < u.GenerateDuration {
+				t.Errorf("stop %q usage %+v", resp.StopReason, u)
+			}
+		})
+	}
+}
+
+// TestE2EStopSequence generates greedily, then again with a stop sequence
+// taken from the middle of the first output: the second output must end
+// right before it.
+func TestE2EStopSequence(t *testing.T) {
+	srv := tiny.Get(t)
+	b := newBackend(t, srv, Config{})
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			req := request(srv, mode)
+			req.Options.Temperature = ptr(0.0)
+			req.Options.MaxTokens = 30
+			first, err := b.Generate(ctxFor(t), req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := first.Text[12:15]
+			want := first.Text[:strings.Index(first.Text, stop)]
+			req.Stop = []string{stop}
+			second, err := b.Generate(ctxFor(t), req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if second.Text != want || second.StopReason != "stop" {
+				t.Errorf("with stop %q: text %q reason %q; want %q, stop (first output %q)", stop, second.Text, second.StopReason, want, first.Text)
+			}
+		})
+	}
+}
+
+const callSchema = `{"type":"object","properties":{"name":{"enum":["get_weather"]},"arguments":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"]}},"required":["name","arguments"]}`
+
+func TestE2EConstrained(t *testing.T) {
+	srv := tiny.Get(t)
+	b := newBackend(t, srv, Config{})
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(callSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("s.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			req := request(srv, mode)
+			req.Format = json.RawMessage(callSchema)
+			req.Options.MaxTokens = 300
+			resp, err := b.Generate(ctxFor(t), req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := jsonschema.UnmarshalJSON(strings.NewReader(resp.Text))
+			if err != nil {
+				t.Fatalf("output %q: %v", resp.Text, err)
+			}
+			if err := sch.Validate(v); err != nil {
+				t.Errorf("output %q: %v", resp.Text, err)
+			}
+			if resp.StopReason != "stop" {
+				t.Errorf("stop reason %q, want stop (the grammar ends the object)", resp.StopReason)
+			}
+		})
+	}
+}
+
+func TestE2ECancelMidStream(t *testing.T) {
+	srv := tiny.Get(t)
+	b := newBackend(t, srv, Config{})
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(ctxFor(t))
+			req := request(srv, mode)
+			req.Options.MaxTokens = 2000
+			n := 0
+			start := time.Now()
+			resp, err := b.Generate(ctx, req, func(string) error {
+				if n++; n == 3 {
+					cancel()
+				}
+				return nil
+			})
+			var e *backend.Error
+			if !errors.As(err, &e) || e.Kind != backend.KindCanceled || !e.Consumed || !errors.Is(err, context.Canceled) || !errors.Is(err, backend.ErrCanceled) {
+				t.Fatalf("err = %#v, want canceled with Consumed", err)
+			}
+			if len(resp.Text) < 3 || time.Since(start) > 5*time.Second {
+				t.Errorf("text %q after %v", resp.Text, time.Since(start))
+			}
+		})
+	}
+	t.Run("callback error", func(t *testing.T) {
+		stop := errors.New("enough")
+		req := request(srv, backend.ModeRaw)
+		req.Options.MaxTokens = 2000
+		resp, err := b.Generate(ctxFor(t), req, func(string) error { return stop })
+		if err != stop || len(resp.Text) == 0 {
+			t.Fatalf("err = %v, text %q; want the callback's error and the text so far", err, resp.Text)
+		}
+	})
+}
+
+// TestE2EServerKilled kills the server in the middle of a stream, checks the
+// typed error, then that a dead server is unreachable (and retried), and
+// that the backend works again once it is back.
+func TestE2EServerKilled(t *testing.T) {
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
+	b := newBackend(t, srv, Config{Attempts: 2, Backoff: 100 * time.Millisecond})
+	req := request(srv, backend.ModeRaw)
+	req.Options.MaxTokens = 2000
+	n := 0
+	resp, err := b.Generate(ctxFor(t), req, func(string) error {
+		if n++; n == 3 {
+			if err := srv.Kill(); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	})
+	var e *backend.Error
+	if !errors.As(err, &e) || e.Kind != backend.KindStreamCut || !e.Consumed || backend.Retryable(err) {
+		t.Fatalf("err = %#v, want stream_cut, consumed, not retryable", err)
+	}
+	if len(resp.Text) < 3 {
+		t.Errorf("text %q, want what arrived", resp.Text)
+	}
+
+	start := time.Now()
+	_, err = b.Generate(ctxFor(t), req, nil)
+	if !errors.As(err, &e) || e.Kind != backend.KindUnreachable || e.Consumed || !errors.Is(err, backend.ErrUnreachable) {
+		t.Fatalf("err = %#v, want unreachable", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("failed after %v: the retry's backoff did not happen", d)
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	req.Options.MaxTokens = 5
+	if _, err := b.Generate(ctxFor(t), req, nil); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+}
+
+func TestE2EServerErrors(t *testing.T) {
+	srv := tiny.Get(t)
+	b := newBackend(t, srv, Config{})
+	t.Run("unknown model", func(t *testing.T) {
+		req := request(srv, backend.ModeChat)
+		req.Model = "no-such-model"
+		_, err := b.Generate(ctxFor(t), req, nil)
+		var e *backend.Error
+		if !errors.As(err, &e) || e.Kind != backend.KindServer || e.Status != 404 || !strings.Contains(e.Message, "no-such-model") || backend.Retryable(err) {
+			t.Fatalf("err = %#v", err)
+		}
+	})
+	t.Run("invalid schema", func(t *testing.T) {
+		req := request(srv, backend.ModeRaw)
+		req.Format = json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}`)
+		_, err := b.Generate(ctxFor(t), req, nil)
+		var e *backend.Error
+		// Ollama answers 200 and puts the error in the stream.
+		if !errors.As(err, &e) || e.Kind != backend.KindServer || e.Message != "invalid JSON schema in format" {
+			t.Fatalf("err = %#v", err)
+		}
+	})
+}
+
+// TestE2EStall puts a proxy between backend and server that stops passing
+// data after a given number of response bytes.
+func TestE2EStall(t *testing.T) {
+	srv := tiny.Get(t)
+	for _, tc := range []struct {
+		name     string
+		limit    int
+		consumed bool
+		conns    int
+	}{
+		{"before the first chunk", 0, false, 2}, // nothing consumed: retried
+		{"mid-stream", 700, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newStallProxy(t, srv.URL, tc.limit)
+			b, err := New(Config{Host: p.URL(), StallTimeout: 400 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := request(srv, backend.ModeRaw)
+			req.Options.MaxTokens = 500
+			start := time.Now()
+			resp, err := b.Generate(ctxFor(t), req, nil)
+			var e *backend.Error
+			if !errors.As(err, &e) || e.Kind != backend.KindStalled || e.Consumed != tc.consumed || !errors.Is(err, backend.ErrStalled) {
+				t.Fatalf("err = %#v, want stalled with Consumed=%v", err, tc.consumed)
+			}
+			if tc.consumed != (resp.Text != "") {
+				t.Errorf("text %q", resp.Text)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v", d)
+			}
+			// /api/show goes through the proxy too: count generate requests.
+			if got := p.Requests("/api/generate"); got != tc.conns {
+				t.Errorf("%d generate requests, want %d", got, tc.conns)
+			}
+		})
+	}
+}
+
+func TestE2EContextBudget(t *testing.T) {
+	srv := tiny.Get(t)
+	b := newBackend(t, srv, Config{})
+	size, err := b.ContextSize(ctxFor(t), srv.Model)
+	if err != nil || size != 8192 {
+		t.Fatalf("ContextSize = %d, %v; want 8192", size, err)
+	}
+	t.Run("refused before sending", func(t *testing.T) {
+		req := request(srv, backend.ModeRaw)
+		req.Prompt = strings.Repeat("x", 9000) // more bytes than any window here
+		req.Options.NumCtx = 2048
+		_, err := b.Generate(ctxFor(t), req, nil)
+		if errKind(err) != backend.KindContextOverflow || !errors.Is(err, backend.ErrContextOverflow) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("truncated by the server", func(t *testing.T) {
+		// 3000 bytes pass the 2-bytes-per-token estimate, but this model
+		// makes one token per byte: the server truncates, and the backend
+		// says so.
+		req := request(srv, backend.ModeRaw)
+		req.Prompt = strings.Repeat("y", 3000)
+		req.Options.NumCtx = 2048
+		req.Options.MaxTokens = 4
+		resp, err := b.Generate(ctxFor(t), req, nil)
+		if errKind(err) != backend.KindContextOverflow || resp.Usage.PromptTokens != 2048 {
+			t.Fatalf("err = %v, prompt tokens %d", err, resp.Usage.PromptTokens)
+		}
+	})
+	t.Run("num_ctx chosen to fit", func(t *testing.T) {
+		req := request(srv, backend.ModeRaw)
+		req.Prompt = strings.Repeat("z", 5000)
+		req.Options.MaxTokens = 4
+		resp, err := b.Generate(ctxFor(t), req, nil)
+		if err != nil || resp.Usage.PromptTokens != 5000 {
+			t.Fatalf("err = %v, prompt tokens %d, want 5000 (nothing truncated)", err, resp.Usage.PromptTokens)
+		}
+	})
+}
+
+// TestE2EDoubleBOS shows what Ollama v0.6.5 does with a rendered BOS in raw
+// mode for a model whose tokenizer adds one, and that the backend sends it
+// once.
+func TestE2EDoubleBOS(t *testing.T) {
+	spec := ollamatest.DefaultSpec()
+	spec.AddBOS = true
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), ollamatest.WithSpec(spec))
+	prompt := "<|endoftext|>hello"
+	// Straight to the server: BOS twice.
+	var direct api.Metrics
+	err := srv.Client().Generate(ctxFor(t), &api.GenerateRequest{Model: srv.Model, Prompt: prompt, Raw: true,
+		Options: map[string]any{"num_predict": 1}}, func(r api.GenerateResponse) error { direct = r.Metrics; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if direct.PromptEvalCount != 7 {
+		t.Errorf("direct prompt_eval_count = %d, want 7 (two BOS + 5 bytes)", direct.PromptEvalCount)
+	}
+	b := newBackend(t, srv, Config{})
+	info, err := b.ModelInfo(ctxFor(t), srv.Model)
+	if err != nil || !info.AddsBOS || info.BOS != "<|endoftext|>" {
+		t.Fatalf("ModelInfo = %+v, %v", info, err)
+	}
+	req := backend.Request{Model: srv.Model, Mode: backend.ModeRaw, Prompt: prompt, Options: backend.Options{MaxTokens: 1}}
+	resp, err := b.Generate(ctxFor(t), req, nil)
+	if err != nil || resp.Usage.PromptTokens != 6 {
+		t.Fatalf("err = %v, prompt tokens %d, want 6 (one BOS + 5 bytes)", err, resp.Usage.PromptTokens)
+	}
+}

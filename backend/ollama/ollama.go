@@ -1,0 +1,239 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+)
+
+const name = "ollama"
+
+// Defaults of Config.
+const (
+	DefaultStallTimeout  = 2 * time.Minute
+	DefaultAttempts      = 3
+	DefaultBackoff       = 250 * time.Millisecond
+	DefaultMinNumCtx     = 4096
+	DefaultOutputReserve = 1024
+	DefaultBytesPerToken = 2.0
+)
+
+// Config configures a Backend. Zero fields take the defaults above.
+type Config struct {
+	// Host is the server's base URL (http://127.0.0.1:11434) or host:port.
+	Host string
+	// HTTPClient carries the requests; nil means a client without a
+	// timeout (streams are bounded by StallTimeout instead).
+	HTTPClient *http.Client
+	// StallTimeout ends a request that receives nothing for this long,
+	// the wait for the first chunk (prompt evaluation) included.
+	StallTimeout time.Duration
+	// Attempts is the number of tries of a request that failed before
+	// anything was delivered (retryable failures only); 1 disables retries.
+	Attempts int
+	// Backoff is the wait before the first retry; it doubles each retry.
+	Backoff time.Duration
+	// MinNumCtx is the smallest num_ctx the backend picks by itself.
+	MinNumCtx int
+	// OutputReserve is the room kept for the reply when Options.MaxTokens
+	// is 0.
+	OutputReserve int
+	// BytesPerToken is the conservative bytes-per-token ratio used to
+	// estimate a prompt's tokens when the byte count (an upper bound) does
+	// not fit the window. Lower is more conservative.
+	BytesPerToken float64
+}
+
+// Backend streams completions from an Ollama server through
+// github.com/ollama/ollama/api: raw mode uses /api/generate with raw=true,
+// chat mode /api/chat.
+type Backend struct {
+	cfg    Config
+	client *api.Client
+
+	mu     sync.Mutex
+	models map[string]ModelInfo // /api/show answers, by model name
+}
+
+var (
+	_ backend.Backend      = (*Backend)(nil)
+	_ backend.ContextSizer = (*Backend)(nil)
+)
+
+// New returns a Backend for the server at cfg.Host.
+func New(cfg Config) (*Backend, error) {
+	host := cfg.Host
+	if host == "" {
+		return nil, errors.New("ollama: no host")
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("ollama: bad host %q", cfg.Host)
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.Attempts <= 0 {
+		cfg.Attempts = DefaultAttempts
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.MinNumCtx <= 0 {
+		cfg.MinNumCtx = DefaultMinNumCtx
+	}
+	if cfg.OutputReserve <= 0 {
+		cfg.OutputReserve = DefaultOutputReserve
+	}
+	if cfg.BytesPerToken <= 0 {
+		cfg.BytesPerToken = DefaultBytesPerToken
+	}
+	return &Backend{cfg: cfg, client: api.NewClient(u, cfg.HTTPClient), models: map[string]ModelInfo{}}, nil
+}
+
+// Capabilities: raw and chat, JSON-Schema constraint through `format`.
+// AddsBOS is false because Generate strips a leading BOS from raw prompts
+// of models whose tokenizer adds one, so the harness always renders it.
+func (b *Backend) Capabilities() backend.Capabilities {
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: true}
+}
+
+// Generate runs req, retrying with backoff while nothing was delivered and
+// the failure is transient (see backend.Retryable).
+func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
+	if req.Model == "" {
+		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "no model in request"}
+	}
+	plan, err := b.prepare(ctx, req)
+	if err != nil {
+		return backend.Response{}, err
+	}
+	wait := b.cfg.Backoff
+	for attempt := 1; ; attempt++ {
+		resp, err := b.once(ctx, req, plan, onChunk)
+		if err == nil || attempt >= b.cfg.Attempts || !backend.Retryable(err) {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return resp, &backend.Error{Kind: backend.KindCanceled, Backend: name, Err: ctx.Err()}
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// plan is what prepare decided for a request.
+type plan struct {
+	prompt string // raw prompt after BOS handling
+	msgs   []api.Message
+	numCtx int
+}
+
+func (b *Backend) prepare(ctx context.Context, req backend.Request) (plan, error) {
+	var p plan
+	info, err := b.ModelInfo(ctx, req.Model)
+	if err != nil {
+		return p, err
+	}
+	var size int // bytes that become prompt tokens
+	switch req.Mode {
+	case backend.ModeRaw:
+		if req.Prompt == "" {
+			return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "raw mode needs a prompt"}
+		}
+		p.prompt = stripBOS(req.Prompt, info)
+		size = len(p.prompt)
+	case backend.ModeChat:
+		if p.msgs, err = messages(req.Messages); err != nil {
+			return p, err
+		}
+		for _, m := range p.msgs {
+			size += len(m.Content) + perMessageOverhead
+		}
+	default:
+		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: fmt.Sprintf("mode %q", req.Mode)}
+	}
+	p.numCtx, err = b.budget(size, req.Options, info.ContextLength)
+	return p, err
+}
+
+// stripBOS removes the BOS token text from the front of a raw prompt when
+// the model's tokenizer adds one itself: Ollama v0.6.5 tokenizes raw
+// prompts with add_special=true and parse_special=true, so a rendered BOS
+// plus the tokenizer's own would reach the model twice.
+func stripBOS(prompt string, info ModelInfo) string {
+	if info.AddsBOS && info.BOS != "" {
+		return strings.TrimPrefix(prompt, info.BOS)
+	}
+	return prompt
+}
+
+// perMessageOverhead bounds the template's tokens around one message.
+const perMessageOverhead = 16
+
+// messages converts the conversation for /api/chat. Chat mode sends text
+// only: an assistant turn travels as the exact text the model wrote (Raw)
+// and tools are never put in the server's tools field.
+func messages(in []chat.Message) ([]api.Message, error) {
+	if len(in) == 0 {
+		return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "chat mode needs messages"}
+	}
+	out := make([]api.Message, 0, len(in))
+	for i, m := range in {
+		content := m.Content
+		if m.Role == chat.RoleAssistant && m.Raw != "" {
+			content = m.Raw
+		}
+		if m.Role == chat.RoleAssistant && len(m.ToolCalls) > 0 && m.Raw == "" && m.Content == "" {
+			return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
+				Message: fmt.Sprintf("message %d: assistant tool calls without their raw text cannot be sent in chat mode", i)}
+		}
+		role := string(m.Role)
+		if m.Role == chat.RoleDeveloper {
+			role = string(chat.RoleSystem) // Ollama templates know system only
+		}
+		out = append(out, api.Message{Role: role, Content: content, ToolName: m.Name})
+	}
+	return out, nil
+}
+
+// options builds Ollama's options map; nil pointers stay unset.
+func options(req backend.Request, numCtx int) map[string]any {
+	o := map[string]any{"num_ctx": numCtx}
+	if v := req.Options.Temperature; v != nil {
+		o["temperature"] = *v
+	}
+	if v := req.Options.TopP; v != nil {
+		o["top_p"] = *v
+	}
+	if v := req.Options.TopK; v != nil {
+		o["top_k"] = *v
+	}
+	if v := req.Options.Seed; v != nil {
+		o["seed"] = *v
+	}
+	if req.Options.MaxTokens > 0 {
+		o["num_predict"] = req.Options.MaxTokens
+	}
+	if len(req.Stop) > 0 {
+		o["stop"] = req.Stop
+	}
+	return o
+}

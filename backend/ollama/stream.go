@@ -1,0 +1,160 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/toolharness/toolharness/backend"
+)
+
+// errStall is the cancel cause the watchdog sets.
+var errStall = errors.New("ollama: no data within the stall timeout")
+
+// errCallback wraps an error returned by onChunk so it can be told apart
+// from the client's own errors, and returned unchanged.
+type errCallback struct{ err error }
+
+func (e errCallback) Error() string { return e.err.Error() }
+
+// once runs one attempt.
+func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk func(string) error) (backend.Response, error) {
+	var (
+		resp     backend.Response
+		text     strings.Builder
+		consumed bool
+		done     bool
+		start    = time.Now()
+	)
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watchdog := time.AfterFunc(b.cfg.StallTimeout, func() { cancel(errStall) })
+	defer watchdog.Stop()
+
+	// chunk handles one streamed piece; both endpoints end up here.
+	chunk := func(piece string, isDone bool, reason string, m api.Metrics) error {
+		watchdog.Reset(b.cfg.StallTimeout)
+		if piece != "" {
+			if resp.Usage.TimeToFirstChunk == 0 {
+				resp.Usage.TimeToFirstChunk = time.Since(start)
+			}
+			text.WriteString(piece)
+			consumed = true
+			if onChunk != nil {
+				if err := onChunk(piece); err != nil {
+					return errCallback{err}
+				}
+			}
+		}
+		if isDone {
+			done = true
+			resp.StopReason = reason
+			resp.Usage.PromptTokens = m.PromptEvalCount
+			resp.Usage.GeneratedTokens = m.EvalCount
+			resp.Usage.PromptDuration = m.PromptEvalDuration
+			resp.Usage.GenerateDuration = m.EvalDuration
+			resp.Usage.Total = m.TotalDuration
+		}
+		return nil
+	}
+
+	stream := true
+	var err error
+	opts := options(req, p.numCtx)
+	if req.Mode == backend.ModeRaw {
+		r := &api.GenerateRequest{Model: req.Model, Prompt: p.prompt, Raw: true, Stream: &stream, Format: req.Format, Options: opts}
+		err = b.client.Generate(sctx, r, func(g api.GenerateResponse) error {
+			return chunk(g.Response, g.Done, g.DoneReason, g.Metrics)
+		})
+	} else {
+		r := &api.ChatRequest{Model: req.Model, Messages: p.msgs, Stream: &stream, Format: req.Format, Options: opts}
+		err = b.client.Chat(sctx, r, func(c api.ChatResponse) error {
+			return chunk(c.Message.Content, c.Done, c.DoneReason, c.Metrics)
+		})
+	}
+	resp.Text = text.String()
+	if resp.Usage.Total == 0 {
+		resp.Usage.Total = time.Since(start)
+	}
+
+	var cb errCallback
+	switch {
+	case errors.As(err, &cb):
+		return resp, cb.err
+	case err != nil:
+		return resp, classify(err, consumed, ctx, sctx)
+	case !done:
+		// The client ignores a read error at the end of the body: a stream
+		// that ends without its done message was cut.
+		if ctx.Err() != nil {
+			return resp, &backend.Error{Kind: backend.KindCanceled, Backend: name, Consumed: consumed, Err: ctx.Err()}
+		}
+		return resp, &backend.Error{Kind: backend.KindStreamCut, Backend: name, Consumed: consumed,
+			Message: fmt.Sprintf("stream ended after %d bytes without a final message", text.Len())}
+	}
+	// Ollama truncates a prompt longer than num_ctx from the front to
+	// exactly num_ctx tokens; the count gives it away afterwards.
+	if resp.Usage.PromptTokens >= p.numCtx {
+		return resp, &backend.Error{Kind: backend.KindContextOverflow, Backend: name, Consumed: consumed,
+			Message: fmt.Sprintf("the server evaluated %d prompt tokens with num_ctx %d: it truncated the prompt", resp.Usage.PromptTokens, p.numCtx)}
+	}
+	return resp, nil
+}
+
+// classify turns a client error into a *backend.Error.
+func classify(err error, consumed bool, parent, sctx context.Context) error {
+	e := &backend.Error{Backend: name, Consumed: consumed, Err: err}
+	var se api.StatusError
+	var ae api.AuthorizationError
+	switch {
+	case context.Cause(sctx) == errStall && parent.Err() == nil:
+		e.Kind, e.Err = backend.KindStalled, errStall
+	case parent.Err() != nil:
+		e.Kind, e.Err = backend.KindCanceled, parent.Err()
+	case errors.As(err, &se):
+		e.Kind, e.Status, e.Message = backend.KindServer, se.StatusCode, se.ErrorMessage
+	case errors.As(err, &ae):
+		e.Kind, e.Status, e.Message = backend.KindServer, ae.StatusCode, ae.Status
+	case isDialError(err):
+		e.Kind = backend.KindUnreachable
+	case isTransportError(err):
+		// The connection was made, then lost (server killed, reset).
+		e.Kind = backend.KindStreamCut
+	case isJSONError(err):
+		e.Kind = backend.KindBadResponse
+	default:
+		// The client turns an {"error": "..."} line in the stream into a
+		// plain error holding the server's message.
+		e.Kind, e.Message = backend.KindServer, err.Error()
+	}
+	return e
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+func isTransportError(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &op)
+}
+
+func isJSONError(err error) bool {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syn) || errors.As(err, &typ)
+}

@@ -1,0 +1,17 @@
+// Package replay records every exchange a session has with a backend to a
+// JSONL file while passing it through, and replays such a file as a
+// backend, deterministically and byte for byte, for tests, demos and the
+// benchmark's offline mode.
+//
+// A recording holds, per exchange: the request, each streamed chunk as
+// the callback received it (the boundaries kept), the response with its
+// usage figures, and the error with everything callers branch on (its
+// backend.Error kind, status, message, consumed flag, and its exact text).
+// ContextSize and CountTokens calls are recorded too.
+//
+// Replay matches calls to the recording in order and checks each request
+// for equality; a request that differs is a *MismatchError naming the first
+// differing field (and the byte offset, for text). Concurrent calls are
+// matched in the order they reach the replayer, so replay a session whose
+// calls happen in a deterministic order.
+package replay

@@ -1,0 +1,261 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+)
+
+// Version of the file format, written in the header line.
+const Version = 1
+
+// The entry types of a recording.
+const (
+	typeHeader      = "header"
+	typeGenerate    = "generate"
+	typeContextSize = "context_size"
+	typeCountTokens = "count_tokens"
+)
+
+// entry is one line of a recording. Fields are written in this order.
+type entry struct {
+	Type string `json:"type"`
+	Seq  int    `json:"seq,omitempty"`
+	// header
+	Version int `json:"version,omitempty"`
+	// Capabilities: in the header, what the backend said at the start; on
+	// a generate entry, what it says after the call when that changed.
+	Capabilities *wireCapabilities `json:"capabilities,omitempty"`
+	// generate
+	Request  *wireRequest  `json:"request,omitempty"`
+	Chunks   []string      `json:"chunks,omitempty"`
+	Response *wireResponse `json:"response,omitempty"`
+	// context_size, count_tokens
+	Model  string `json:"model,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Result int    `json:"result,omitempty"`
+
+	Error *wireError `json:"error,omitempty"`
+}
+
+type wireCapabilities struct {
+	Raw       bool `json:"raw"`
+	Chat      bool `json:"chat"`
+	Constrain bool `json:"constrain"`
+	AddsBOS   bool `json:"adds_bos"`
+}
+
+// wireRequest is backend.Request in full. It keeps its own message shape
+// rather than chat's OpenAI shape so that every field a request carries
+// (a call's offset and repairs too) is recorded and compared.
+type wireRequest struct {
+	Model    string          `json:"model"`
+	Mode     backend.Mode    `json:"mode"`
+	Prompt   string          `json:"prompt"`
+	Messages []wireMessage   `json:"messages"`
+	Stop     []string        `json:"stop"`
+	Format   json.RawMessage `json:"format"`
+	Options  wireOptions     `json:"options"`
+}
+
+type wireMessage struct {
+	Role       chat.Role      `json:"role"`
+	Content    string         `json:"content"`
+	Reasoning  string         `json:"reasoning"`
+	ToolCalls  []wireToolCall `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
+	Name       string         `json:"name"`
+	IsError    bool           `json:"is_error"`
+	Raw        string         `json:"raw"`
+}
+
+type wireToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Raw       string          `json:"raw"`
+	Offset    int             `json:"offset"`
+	Repairs   []string        `json:"repairs"`
+}
+
+type wireOptions struct {
+	Temperature *float64 `json:"temperature"`
+	TopP        *float64 `json:"top_p"`
+	TopK        *int     `json:"top_k"`
+	Seed        *int     `json:"seed"`
+	MaxTokens   int      `json:"max_tokens"`
+	NumCtx      int      `json:"num_ctx"`
+}
+
+type wireResponse struct {
+	Text       string    `json:"text"`
+	StopReason string    `json:"stop_reason"`
+	Usage      wireUsage `json:"usage"`
+}
+
+// wireUsage keeps durations in nanoseconds so they round-trip exactly.
+type wireUsage struct {
+	PromptTokens       int   `json:"prompt_tokens"`
+	GeneratedTokens    int   `json:"generated_tokens"`
+	CachedTokens       int   `json:"cached_tokens"`
+	CachedKnown        bool  `json:"cached_known"`
+	TimeToFirstChunkNS int64 `json:"time_to_first_chunk_ns"`
+	PromptNS           int64 `json:"prompt_ns"`
+	GenerateNS         int64 `json:"generate_ns"`
+	TotalNS            int64 `json:"total_ns"`
+}
+
+// wireError keeps an error's exact text and, when it is (or wraps) a
+// *backend.Error, the fields callers branch on.
+type wireError struct {
+	Text string `json:"text"`
+	// Callback is set when the error was the caller's own, returned by the
+	// chunk callback; AfterChunk is how many chunks it had received then.
+	Callback   bool              `json:"callback,omitempty"`
+	AfterChunk int               `json:"after_chunk,omitempty"`
+	Backend    *wireBackendError `json:"backend,omitempty"`
+}
+
+type wireBackendError struct {
+	Kind     backend.Kind `json:"kind"`
+	Backend  string       `json:"backend"`
+	Status   int          `json:"status,omitempty"`
+	Message  string       `json:"message,omitempty"`
+	Consumed bool         `json:"consumed,omitempty"`
+	// Text is the *backend.Error's own text, Cause the text of what it wraps.
+	Text  string `json:"text"`
+	Cause string `json:"cause,omitempty"`
+	// CauseIs names the context error the cause is or wraps.
+	CauseIs string `json:"cause_is,omitempty"`
+}
+
+func toWireCapabilities(c backend.Capabilities) *wireCapabilities {
+	return &wireCapabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS}
+}
+
+func (c *wireCapabilities) capabilities() backend.Capabilities {
+	if c == nil {
+		return backend.Capabilities{}
+	}
+	return backend.Capabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS}
+}
+
+// toWireRequest copies r; empty lists and raw JSON become null, so a nil
+// and an empty slice record (and compare) the same.
+func toWireRequest(r backend.Request) *wireRequest {
+	w := &wireRequest{Model: r.Model, Mode: r.Mode, Prompt: r.Prompt, Stop: nilIfEmpty(r.Stop), Format: rawOrNil(r.Format),
+		Options: wireOptions{Temperature: r.Options.Temperature, TopP: r.Options.TopP, TopK: r.Options.TopK,
+			Seed: r.Options.Seed, MaxTokens: r.Options.MaxTokens, NumCtx: r.Options.NumCtx}}
+	for _, m := range r.Messages {
+		wm := wireMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID,
+			Name: m.Name, IsError: m.IsError, Raw: m.Raw}
+		for _, c := range m.ToolCalls {
+			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: c.ID, Name: c.Name, Arguments: rawOrNil(c.Arguments),
+				Raw: c.Raw, Offset: c.Offset, Repairs: nilIfEmpty(c.Repairs)})
+		}
+		w.Messages = append(w.Messages, wm)
+	}
+	return w
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func rawOrNil(b json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	return b
+}
+
+func toWireResponse(r backend.Response) *wireResponse {
+	u := r.Usage
+	return &wireResponse{Text: r.Text, StopReason: r.StopReason, Usage: wireUsage{
+		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
+		CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
+		GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total)}}
+}
+
+func (w *wireResponse) response() backend.Response {
+	if w == nil {
+		return backend.Response{}
+	}
+	u := w.Usage
+	return backend.Response{Text: w.Text, StopReason: w.StopReason, Usage: backend.Usage{
+		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
+		CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
+		PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS)}}
+}
+
+func toWireError(err error) *wireError {
+	if err == nil {
+		return nil
+	}
+	w := &wireError{Text: err.Error()}
+	var be *backend.Error
+	if errors.As(err, &be) {
+		w.Backend = &wireBackendError{Kind: be.Kind, Backend: be.Backend, Status: be.Status, Message: be.Message,
+			Consumed: be.Consumed, Text: be.Error()}
+		if be.Err != nil {
+			w.Backend.Cause = be.Err.Error()
+			switch {
+			case errors.Is(be.Err, context.Canceled):
+				w.Backend.CauseIs = "canceled"
+			case errors.Is(be.Err, context.DeadlineExceeded):
+				w.Backend.CauseIs = "deadline_exceeded"
+			}
+		}
+	}
+	return w
+}
+
+// replayedError has the recorded text exactly and unwraps to the rebuilt
+// *backend.Error, so both err.Error() and errors.As/Is behave as recorded.
+type replayedError struct {
+	text  string
+	inner error
+}
+
+func (e *replayedError) Error() string { return e.text }
+func (e *replayedError) Unwrap() error { return e.inner }
+
+// err rebuilds the recorded error. A cause that was (or wrapped) a
+// context error unwraps to the context package's own value, so
+// errors.Is(err, context.Canceled) holds after replay as it did live.
+func (w *wireError) err() error {
+	if w == nil {
+		return nil
+	}
+	if w.Backend == nil {
+		return errors.New(w.Text)
+	}
+	b := w.Backend
+	be := &backend.Error{Kind: b.Kind, Backend: b.Backend, Status: b.Status, Message: b.Message, Consumed: b.Consumed}
+	if b.Cause != "" {
+		var inner error
+		switch b.CauseIs {
+		case "canceled":
+			inner = context.Canceled
+		case "deadline_exceeded":
+			inner = context.DeadlineExceeded
+		}
+		if inner != nil && inner.Error() == b.Cause {
+			be.Err = inner
+		} else {
+			be.Err = &replayedError{text: b.Cause, inner: inner}
+		}
+	}
+	if w.Text == be.Error() {
+		return be
+	}
+	return &replayedError{text: w.Text, inner: be}
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolharness/toolharness/bench"
+)
+
+// Table writes the terminal table: one row per group, rates with their
+// intervals.
+func Table(w io.Writer, s bench.Summary) error {
+	head := []string{"model", "format", "mode", "n", "strict fail", "lenient fail", "schema inv.", "wrong tool", "missed call", "false call", "first try", "≤3 retries"}
+	rows := [][]string{head}
+	for _, g := range s.Groups {
+		rows = append(rows, []string{g.Model, g.Format, g.Mode, fmt.Sprint(g.Cases),
+			Pct(g.StrictFailure), Pct(g.LenientFailure), Pct(g.SchemaInvalid), Pct(g.WrongTool),
+			Pct(g.MissedCall), Pct(g.FalseCall), Pct(g.FirstTry), Pct(g.Within3)})
+	}
+	return writeAligned(w, rows, 3)
+}
+
+// CompareTable writes one model's formats side by side: one column per
+// format, one row per metric, then the pairwise verdicts.
+func CompareTable(w io.Writer, s bench.Summary, model string) error {
+	var groups []bench.Group
+	for _, g := range s.Groups {
+		if g.Model == model {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
+		return fmt.Errorf("report: no results for model %q", model)
+	}
+	head := []string{"metric"}
+	for _, g := range groups {
+		name := g.Format
+		if g.Mode != "" {
+			name += " (" + g.Mode + ")"
+		}
+		head = append(head, name)
+	}
+	rows := [][]string{head}
+	cases := []string{"cases"}
+	for _, g := range groups {
+		cases = append(cases, fmt.Sprint(g.Cases))
+	}
+	rows = append(rows, cases)
+	for _, c := range rateColumns {
+		row := []string{c.title}
+		for _, g := range groups {
+			row = append(row, Pct(c.get(g)))
+		}
+		rows = append(rows, row)
+	}
+	mean := []string{"mean retries"}
+	for _, g := range groups {
+		mean = append(mean, fmt.Sprintf("%.2f", g.MeanRetries))
+	}
+	rows = append(rows, mean)
+	if err := writeAligned(w, rows, 1); err != nil {
+		return err
+	}
+	var any bool
+	for _, c := range s.Comparisons {
+		if c.Model != model {
+			continue
+		}
+		if !any {
+			fmt.Fprintln(w, "\nverdicts (two-proportion z-test, 5%):")
+			any = true
+		}
+		fmt.Fprintf(w, "  %-22s %s vs %s: %s vs %s, p=%.3g — %s\n", c.Metric, c.FormatA, c.FormatB,
+			shortPct(c.Test.A), shortPct(c.Test.B), c.Test.P, c.Verdict())
+	}
+	return nil
+}
+
+// writeAligned pads columns; the first leftCols are left-aligned, the
+// rest right-aligned.
+func writeAligned(w io.Writer, rows [][]string, leftCols int) error {
+	widths := map[int]int{}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for ri, r := range rows {
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < leftCols {
+				b.WriteString(c)
+				if i < len(r)-1 {
+					b.WriteString(pad)
+				}
+			} else {
+				b.WriteString(pad + c)
+			}
+		}
+		b.WriteByte('\n')
+		if ri == 0 {
+			total := 0
+			for i := range r {
+				total += widths[i] + 2
+			}
+			b.WriteString(strings.Repeat("─", total-2) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

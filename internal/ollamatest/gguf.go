@@ -1,0 +1,230 @@
+package ollamatest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"github.com/ollama/ollama/fs/ggml"
+)
+
+// Token ids of the tiny model's vocabulary: the 256 bytes come first (id ==
+// byte value), then the control tokens.
+const (
+	TokenEndOfText = 256 // <|endoftext|>, the BOS token
+	TokenIMStart   = 257 // <|im_start|>
+	TokenIMEnd     = 258 // <|im_end|>, the EOS token
+	vocabSize      = 259
+)
+
+// ModelSpec describes the tiny random model. The zero value is not useful;
+// start from DefaultSpec.
+type ModelSpec struct {
+	EmbeddingLength int
+	HeadCount       int
+	HeadCountKV     int
+	FeedForward     int
+	Layers          int
+	// ContextLength is what the model declares (Ollama /api/show reports it
+	// as llama.context_length).
+	ContextLength int
+	// AddBOS sets tokenizer.ggml.add_bos_token: when true the server
+	// prepends <|endoftext|> to every raw prompt by itself.
+	AddBOS bool
+	// Seed makes the weights reproducible.
+	Seed uint64
+}
+
+// DefaultSpec is a two-layer model of about 450 KB.
+func DefaultSpec() ModelSpec {
+	return ModelSpec{EmbeddingLength: 64, HeadCount: 4, HeadCountKV: 2, FeedForward: 128,
+		Layers: 2, ContextLength: 8192, Seed: 1}
+}
+
+// f32s is tensor data in the little-endian float32 layout GGUF stores.
+type f32s []float32
+
+func (d f32s) WriteTo(w io.Writer) (int64, error) {
+	b := make([]byte, 4*len(d))
+	for i, v := range d {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// byteTokens is GPT-2's byte-to-unicode table: every byte becomes one
+// printable rune, so a byte-level BPE vocabulary with no merges tokenizes
+// any text into one token per byte and re-tokenizes generated text to the
+// same ids (which keeps Ollama's KV-cache prefix reuse exact).
+func byteTokens() []string {
+	var printable []int
+	for b := '!'; b <= '~'; b++ {
+		printable = append(printable, int(b))
+	}
+	for b := 0xA1; b <= 0xAC; b++ {
+		printable = append(printable, b)
+	}
+	for b := 0xAE; b <= 0xFF; b++ {
+		printable = append(printable, b)
+	}
+	isPrintable := make(map[int]bool, len(printable))
+	for _, b := range printable {
+		isPrintable[b] = true
+	}
+	toks := make([]string, 256)
+	next := 256
+	for b := 0; b < 256; b++ {
+		if isPrintable[b] {
+			toks[b] = string(rune(b))
+			continue
+		}
+		toks[b] = string(rune(next))
+		next++
+	}
+	return toks
+}
+
+// allowed reports whether the model may sample token id: printable ASCII
+// and newline only, so the output is always valid UTF-8 and never a control
+// token (the model never ends a turn by itself: bound it with num_predict
+// or stop sequences).
+func allowed(id int) bool {
+	return id == '\n' || (id >= ' ' && id <= '~')
+}
+
+// TokenCount is the number of tokens the tiny model's tokenizer makes of
+// s: one per byte, one per control token. Tests use it to predict
+// prompt_eval_count exactly.
+func TokenCount(s string) int {
+	n := len(s)
+	for _, tok := range []string{"<|im_start|>", "<|im_end|>", "<|endoftext|>"} {
+		n -= strings.Count(s, tok) * (len(tok) - 1)
+	}
+	return n
+}
+
+// WriteModel writes a llama-architecture GGUF with random weights to path.
+func WriteModel(path string, spec ModelSpec) error {
+	if spec.EmbeddingLength <= 0 || spec.HeadCount <= 0 || spec.HeadCountKV <= 0 ||
+		spec.EmbeddingLength%spec.HeadCount != 0 || spec.HeadCount%spec.HeadCountKV != 0 ||
+		spec.FeedForward <= 0 || spec.Layers <= 0 || spec.ContextLength <= 0 {
+		return fmt.Errorf("ollamatest: invalid model spec %+v", spec)
+	}
+	tokens := append(byteTokens(), "<|endoftext|>", "<|im_start|>", "<|im_end|>")
+	types := make([]int32, len(tokens))
+	for i := range types {
+		types[i] = 1 // normal
+	}
+	for i := 256; i < len(types); i++ {
+		types[i] = 3 // control
+	}
+	kv := ggml.KV{
+		"general.architecture":                   "llama",
+		"general.name":                           "toolharness-tiny",
+		"general.file_type":                      uint32(0), // all F32
+		"llama.context_length":                   uint32(spec.ContextLength),
+		"llama.embedding_length":                 uint32(spec.EmbeddingLength),
+		"llama.block_count":                      uint32(spec.Layers),
+		"llama.feed_forward_length":              uint32(spec.FeedForward),
+		"llama.attention.head_count":             uint32(spec.HeadCount),
+		"llama.attention.head_count_kv":          uint32(spec.HeadCountKV),
+		"llama.attention.layer_norm_rms_epsilon": float32(1e-5),
+		"llama.rope.dimension_count":             uint32(spec.EmbeddingLength / spec.HeadCount),
+		"llama.rope.freq_base":                   float32(10000),
+		"llama.vocab_size":                       uint32(vocabSize),
+		"tokenizer.ggml.model":                   "gpt2",
+		"tokenizer.ggml.pre":                     "default",
+		"tokenizer.ggml.tokens":                  tokens,
+		"tokenizer.ggml.token_type":              types,
+		"tokenizer.ggml.merges":                  []string{},
+		"tokenizer.ggml.bos_token_id":            uint32(TokenEndOfText),
+		"tokenizer.ggml.eos_token_id":            uint32(TokenIMEnd),
+		"tokenizer.ggml.add_bos_token":           spec.AddBOS,
+		"tokenizer.ggml.add_eos_token":           false,
+	}
+
+	rng := rand.New(rand.NewPCG(spec.Seed, 0x746f6f6c))
+	normal := func(n int, std float64) f32s {
+		d := make(f32s, n)
+		for i := range d {
+			d[i] = float32(rng.NormFloat64() * std)
+		}
+		return d
+	}
+	ones := func(n int) f32s {
+		d := make(f32s, n)
+		for i := range d {
+			d[i] = 1
+		}
+		return d
+	}
+	e, ff := spec.EmbeddingLength, spec.FeedForward
+	ekv := e / spec.HeadCount * spec.HeadCountKV
+
+	// Residual dimension 0 carries a constant that no layer writes to
+	// (the rows of attn_output and ffn_down for output 0 are zero). The
+	// output matrix turns it into a large negative logit for every token
+	// the model must not sample.
+	embd := normal(e*vocabSize, 0.3)
+	for t := 0; t < vocabSize; t++ {
+		embd[t*e] = 1
+	}
+	out := normal(e*vocabSize, 0.3)
+	for t := 0; t < vocabSize; t++ {
+		out[t*e] = 0
+		if !allowed(t) {
+			out[t*e] = -200
+		}
+	}
+	ts := []*ggml.Tensor{
+		tensor("token_embd.weight", embd, e, vocabSize),
+		tensor("output_norm.weight", ones(e), e),
+		tensor("output.weight", out, e, vocabSize),
+	}
+	for l := 0; l < spec.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		attnOut := normal(e*e, 0.1)
+		clear(attnOut[:e]) // output row 0
+		down := normal(ff*e, 0.1)
+		clear(down[:ff])
+		ts = append(ts,
+			tensor(p+"attn_norm.weight", ones(e), e),
+			tensor(p+"attn_q.weight", normal(e*e, 0.2), e, e),
+			tensor(p+"attn_k.weight", normal(e*ekv, 0.2), e, ekv),
+			tensor(p+"attn_v.weight", normal(e*ekv, 0.2), e, ekv),
+			tensor(p+"attn_output.weight", attnOut, e, e),
+			tensor(p+"ffn_norm.weight", ones(e), e),
+			tensor(p+"ffn_gate.weight", normal(e*ff, 0.2), e, ff),
+			tensor(p+"ffn_up.weight", normal(e*ff, 0.2), e, ff),
+			tensor(p+"ffn_down.weight", down, ff, e),
+		)
+	}
+
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("ollamatest: %w", err)
+	}
+	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
+		f.Close()
+		return fmt.Errorf("ollamatest: write gguf: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("ollamatest: %w", err)
+	}
+	return nil
+}
+
+// tensor builds an F32 tensor; shape is in ggml order (contiguous
+// dimension first).
+func tensor(name string, data f32s, shape ...int) *ggml.Tensor {
+	s := make([]uint64, len(shape))
+	for i, n := range shape {
+		s[i] = uint64(n)
+	}
+	return &ggml.Tensor{Name: name, Kind: uint32(ggml.TensorTypeF32), Shape: s, WriterTo: data}
+}

@@ -1,0 +1,128 @@
+package ollamatest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ollama/ollama/fs/ggml"
+)
+
+func TestWriteModelDecodes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	spec := DefaultSpec()
+	spec.AddBOS = true
+	if err := WriteModel(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := ggml.Decode(f, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := g.KV()
+	if kv.Architecture() != "llama" || kv.ContextLength() != 8192 || kv.BlockCount() != 2 {
+		t.Errorf("arch %q ctx %d blocks %d", kv.Architecture(), kv.ContextLength(), kv.BlockCount())
+	}
+	toks := kv.Strings("tokenizer.ggml.tokens")
+	if len(toks) != vocabSize || toks[TokenIMStart] != "<|im_start|>" || toks['a'] != "a" || toks[' '] != "Ġ" {
+		t.Errorf("vocabulary: %d tokens, 257=%q 'a'=%q ' '=%q", len(toks), toks[TokenIMStart], toks['a'], toks[' '])
+	}
+	if !kv.Bool("tokenizer.ggml.add_bos_token") {
+		t.Error("add_bos_token not written")
+	}
+	if n := len(g.Tensors().Items()); n != 3+9*spec.Layers {
+		t.Errorf("%d tensors, want %d", n, 3+9*spec.Layers)
+	}
+	st, _ := f.Stat()
+	if st.Size() > 600<<10 {
+		t.Errorf("model is %d bytes, want a few hundred KB", st.Size())
+	}
+}
+
+func TestWriteModelRejectsBadSpec(t *testing.T) {
+	spec := DefaultSpec()
+	spec.HeadCount = 3 // 64 is not a multiple of 3
+	err := WriteModel(filepath.Join(t.TempDir(), "m.gguf"), spec)
+	if err == nil || !strings.HasPrefix(err.Error(), "ollamatest: invalid model spec") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestByteTokensAreDistinct(t *testing.T) {
+	seen := map[string]int{}
+	for i, tok := range byteTokens() {
+		if j, dup := seen[tok]; dup {
+			t.Fatalf("bytes %d and %d share token %q", j, i, tok)
+		}
+		seen[tok] = i
+	}
+}
+
+func TestCacheSlots(t *testing.T) {
+	data, err := os.ReadFile("testdata/server.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{}
+	s.log.Write([]byte("noise before the mark\n"))
+	m := s.Mark()
+	s.log.Write(data)
+	want := []CacheSlot{
+		{ID: 0, Cache: 0, Prompt: 45, Used: 0, Remaining: 45},
+		{ID: 0, Cache: 52, Prompt: 15, Used: 13, Remaining: 2},
+	}
+	if diff := cmp.Diff(want, s.CacheSlots(m)); diff != "" {
+		t.Errorf("CacheSlots (-want +got):\n%s", diff)
+	}
+	if got := s.CacheSlots(s.Mark()); len(got) != 0 {
+		t.Errorf("slots after the end: %v", got)
+	}
+}
+
+func TestHostURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"127.0.0.1:11500", "http://127.0.0.1:11500"},
+		{"localhost", "http://localhost:11434"},
+		{"http://example.test:8080/", "http://example.test:8080"},
+		{"https://ollama.example.test", "https://ollama.example.test:11434"},
+	} {
+		got, err := hostURL(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("hostURL(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := hostURL("http://"); err == nil {
+		t.Error("hostURL(http://) succeeded")
+	}
+}
+
+func TestFindBinaryMissingSaysHowToFix(t *testing.T) {
+	t.Setenv(EnvBin, filepath.Join(t.TempDir(), "no-such-ollama"))
+	_, err := FindBinary()
+	if err == nil || !strings.Contains(err.Error(), "make ollama") {
+		t.Fatalf("err = %v, want a hint to run make ollama", err)
+	}
+}
+
+func TestServerEnvIsolates(t *testing.T) {
+	t.Setenv("OLLAMA_MODELS", "/home/someone/.ollama/models")
+	env := serverEnv("/tmp/x", "127.0.0.1:1", map[string]string{"OLLAMA_NUM_PARALLEL": "2"})
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := got[k]; dup {
+			t.Errorf("%s set twice", k)
+		}
+		got[k] = v
+	}
+	if got["OLLAMA_MODELS"] != "/tmp/x/models" || got["OLLAMA_NUM_PARALLEL"] != "2" || got["OLLAMA_DEBUG"] != "1" {
+		t.Errorf("env = %v", got)
+	}
+}

@@ -1,0 +1,329 @@
+package llmtools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolharness/toolharness/agent"
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+)
+
+// Options configure a Model.
+type Options struct {
+	// Model is the server's model name (llms.WithModel overrides it).
+	Model string
+	// Mode is raw (default when the backend can) or chat.
+	Mode backend.Mode
+	// Template and Format choose the prompt family and tool-call format
+	// ("" = chatml and the family's default format).
+	Template, Format string
+	// Renderer overrides Template and Format.
+	Renderer agent.Renderer
+	// Constrain sends the JSON Schema of the calls with every request that
+	// has tools.
+	Constrain bool
+	// System is a system text used when the messages carry none.
+	System string
+	// NumCtx is the context window to request (Ollama num_ctx).
+	NumCtx int
+}
+
+// Model is an llms.Model with prompted tool calling.
+type Model struct {
+	b    backend.Backend
+	r    agent.Renderer
+	opts Options
+
+	mu  sync.Mutex
+	raw map[string]string // call ID → the exact assistant text that made it
+}
+
+var _ llms.Model = (*Model)(nil)
+
+// New returns a Model generating through b.
+func New(b backend.Backend, opts Options) (*Model, error) {
+	if b == nil {
+		return nil, errors.New("llmtools: nil backend")
+	}
+	r := opts.Renderer
+	if r == nil {
+		var err error
+		if r, err = agent.NewRenderer(agent.RendererOptions{Template: opts.Template, Format: opts.Format}); err != nil {
+			return nil, fmt.Errorf("llmtools: %w", err)
+		}
+	}
+	caps := b.Capabilities()
+	if opts.Mode == "" {
+		opts.Mode = backend.ModeRaw
+		if !caps.Raw {
+			opts.Mode = backend.ModeChat
+		}
+	}
+	if (opts.Mode == backend.ModeRaw && !caps.Raw) || (opts.Mode == backend.ModeChat && !caps.Chat) {
+		return nil, fmt.Errorf("llmtools: the backend cannot complete in %s mode", opts.Mode)
+	}
+	return &Model{b: b, r: r, opts: opts, raw: map[string]string{}}, nil
+}
+
+// Call implements the deprecated single-prompt interface.
+func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// GenerateContent renders the messages and the tools of llms.WithTools,
+// generates, and returns the content and the parsed tool calls.
+func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var co llms.CallOptions
+	for _, o := range options {
+		o(&co)
+	}
+	if co.CandidateCount > 1 || co.N > 1 {
+		return nil, errors.New("llmtools: only one candidate per request")
+	}
+	tools, err := toolsOf(co)
+	if err != nil {
+		return nil, err
+	}
+	required := false
+	switch tc := co.ToolChoice.(type) {
+	case string:
+		switch tc {
+		case "none":
+			tools = nil
+		case "required", "any":
+			required = true
+		}
+	case llms.ToolChoice:
+		if tc.Type == "none" {
+			tools = nil
+		} else if tc.Function != nil {
+			required = true
+			tools = only(tools, tc.Function.Name)
+		}
+	}
+	sys, hist, err := m.convert(messages)
+	if err != nil {
+		return nil, err
+	}
+	sys.Tools = tools
+
+	req := backend.Request{Model: m.opts.Model, Mode: m.opts.Mode, Stop: append(m.r.Stop(), co.StopWords...)}
+	if co.Model != "" {
+		req.Model = co.Model
+	}
+	req.Options = backend.Options{MaxTokens: co.MaxTokens, NumCtx: m.opts.NumCtx}
+	temp := co.Temperature
+	req.Options.Temperature = &temp
+	if co.TopP > 0 {
+		p := co.TopP
+		req.Options.TopP = &p
+	}
+	if co.TopK > 0 {
+		k := co.TopK
+		req.Options.TopK = &k
+	}
+	if co.Seed != 0 {
+		s := co.Seed
+		req.Options.Seed = &s
+	}
+	var parser agent.StreamParser
+	constrain := len(tools) > 0 && (m.opts.Constrain || required) && m.b.Capabilities().Constrain
+	if constrain {
+		if req.Format, err = agent.CallSchema(tools, !required); err != nil {
+			return nil, fmt.Errorf("llmtools: %w", err)
+		}
+		parser = agent.NewConstrainedParser()
+	} else if parser, err = m.r.NewParser(tools); err != nil {
+		return nil, fmt.Errorf("llmtools: %w", err)
+	}
+	if m.opts.Mode == backend.ModeChat {
+		req.Messages, err = m.r.Messages(sys, hist)
+	} else {
+		req.Prompt, err = m.r.Prompt(sys, hist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("llmtools: render: %w", err)
+	}
+
+	var content strings.Builder
+	var calls []chat.ToolCall
+	var problems []map[string]any
+	var streamErr error
+	handle := func(evs []agent.Event) {
+		for _, ev := range evs {
+			switch ev.Kind {
+			case agent.EventText:
+				content.WriteString(ev.Text)
+				if co.StreamingFunc != nil && streamErr == nil && ev.Text != "" {
+					streamErr = co.StreamingFunc(ctx, []byte(ev.Text))
+				}
+			case agent.EventCall:
+				if ev.Err != nil {
+					problems = append(problems, map[string]any{"kind": ev.Err.Kind, "offset": ev.Err.Offset, "message": ev.Err.Message, "name": ev.Call.Name, "raw": ev.Call.Raw})
+					continue
+				}
+				calls = append(calls, *ev.Call)
+			case agent.EventError:
+				problems = append(problems, map[string]any{"kind": ev.Err.Kind, "offset": ev.Err.Offset, "message": ev.Err.Message})
+			}
+		}
+	}
+	resp, err := m.b.Generate(ctx, req, func(chunk string) error {
+		handle(parser.Feed(chunk))
+		return streamErr
+	})
+	if err != nil {
+		return nil, fmt.Errorf("llmtools: %w", err)
+	}
+	handle(parser.Close())
+	if streamErr != nil {
+		return nil, fmt.Errorf("llmtools: streaming func: %w", streamErr)
+	}
+
+	choice := &llms.ContentChoice{
+		Content:    content.String(),
+		StopReason: resp.StopReason,
+		GenerationInfo: map[string]any{
+			"raw":               resp.Text,
+			"PromptTokens":      resp.Usage.PromptTokens,
+			"CompletionTokens":  resp.Usage.GeneratedTokens,
+			"TotalTokens":       resp.Usage.PromptTokens + resp.Usage.GeneratedTokens,
+			"tool_call_errors":  problems,
+			"toolharness_model": req.Model,
+		},
+	}
+	m.mu.Lock()
+	for _, c := range calls {
+		id := newID()
+		m.raw[id] = resp.Text
+		choice.ToolCalls = append(choice.ToolCalls, llms.ToolCall{ID: id, Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Arguments)}})
+	}
+	m.mu.Unlock()
+	if len(choice.ToolCalls) > 0 {
+		fc := *choice.ToolCalls[0].FunctionCall
+		choice.FuncCall = &fc
+		if choice.StopReason == "stop" || choice.StopReason == "" {
+			choice.StopReason = "tool_calls"
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}
+
+func only(tools []chat.Tool, name string) []chat.Tool {
+	for _, t := range tools {
+		if t.Name == name {
+			return []chat.Tool{t}
+		}
+	}
+	return tools
+}
+
+// toolsOf reads the tools of llms.WithTools and the deprecated
+// llms.WithFunctions.
+func toolsOf(co llms.CallOptions) ([]chat.Tool, error) {
+	defs := append([]llms.FunctionDefinition(nil), co.Functions...)
+	for _, t := range co.Tools {
+		if t.Type != "" && t.Type != "function" {
+			return nil, fmt.Errorf("llmtools: tool type %q is not supported (function only)", t.Type)
+		}
+		if t.Function == nil {
+			return nil, errors.New("llmtools: a tool without a function definition")
+		}
+		defs = append(defs, *t.Function)
+	}
+	var out []chat.Tool
+	for _, d := range defs {
+		params := json.RawMessage(`{"type":"object","properties":{}}`)
+		switch p := d.Parameters.(type) {
+		case nil:
+		case json.RawMessage:
+			params = p
+		case []byte:
+			params = p
+		case string:
+			params = json.RawMessage(p)
+		default:
+			b, err := chat.Marshal(p)
+			if err != nil {
+				return nil, fmt.Errorf("llmtools: parameters of %q: %w", d.Name, err)
+			}
+			params = b
+		}
+		if !json.Valid(params) {
+			return nil, fmt.Errorf("llmtools: parameters of %q are not JSON", d.Name)
+		}
+		out = append(out, chat.Tool{Name: d.Name, Description: d.Description, Parameters: params})
+	}
+	return out, nil
+}
+
+// convert turns langchaingo messages into the system text and history.
+func (m *Model) convert(msgs []llms.MessageContent) (agent.System, []agent.Msg, error) {
+	sys := agent.System{Text: m.opts.System}
+	var hist []agent.Msg
+	for i, mc := range msgs {
+		var text strings.Builder
+		var calls []chat.ToolCall
+		var results []chat.ToolResult
+		for _, p := range mc.Parts {
+			switch p := p.(type) {
+			case llms.TextContent:
+				text.WriteString(p.Text)
+			case llms.ToolCall:
+				if p.FunctionCall == nil {
+					return sys, nil, fmt.Errorf("llmtools: message %d: tool call %q without a function", i, p.ID)
+				}
+				args := json.RawMessage(p.FunctionCall.Arguments)
+				if strings.TrimSpace(p.FunctionCall.Arguments) == "" {
+					args = json.RawMessage("{}")
+				}
+				calls = append(calls, chat.ToolCall{ID: p.ID, Name: p.FunctionCall.Name, Arguments: args})
+			case llms.ToolCallResponse:
+				results = append(results, chat.ToolResult{CallID: p.ToolCallID, Name: p.Name, Content: p.Content})
+			default:
+				return sys, nil, fmt.Errorf("llmtools: message %d: content part %T is not supported (text and tool parts only)", i, p)
+			}
+		}
+		switch mc.Role {
+		case llms.ChatMessageTypeSystem:
+			if i == 0 {
+				sys.Text = text.String()
+				continue
+			}
+			hist = append(hist, agent.Msg{Message: chat.Message{Role: chat.RoleSystem, Content: text.String()}})
+		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
+			hist = append(hist, agent.Msg{Message: chat.Message{Role: chat.RoleUser, Content: text.String()}})
+		case llms.ChatMessageTypeAI:
+			msg := chat.Message{Role: chat.RoleAssistant, Content: text.String(), ToolCalls: calls}
+			if len(calls) > 0 {
+				m.mu.Lock()
+				msg.Raw = m.raw[calls[0].ID]
+				m.mu.Unlock()
+			}
+			hist = append(hist, agent.Msg{Message: msg})
+		case llms.ChatMessageTypeTool, llms.ChatMessageTypeFunction:
+			for _, r := range results {
+				hist = append(hist, agent.Msg{Message: r.Message()})
+			}
+		default:
+			return sys, nil, fmt.Errorf("llmtools: message %d: role %q is not supported", i, mc.Role)
+		}
+	}
+	return sys, hist, nil
+}

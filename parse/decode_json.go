@@ -1,0 +1,208 @@
+package parse
+
+import (
+	"strings"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// argKeys are the keys models use for the arguments object, in the order
+// they are looked for.
+var argKeys = []string{"arguments", "parameters", "args", "input", "params"}
+
+// decodeJSON reads one or more JSON call objects (or lists of them).
+// native is the format's own arguments key; arrayNative says a list of
+// calls is the format's own syntax (mistral) rather than a repair.
+func (p *Parser) decodeJSON(content string, base int, native string, arrayNative bool) ([]dcall, *Error) {
+	strict := p.opts.Strict
+	r := relaxed{s: content, strict: strict}
+	var vals []any
+	for {
+		r.ws()
+		if r.i >= len(r.s) {
+			break
+		}
+		if len(vals) > 0 && (r.s[r.i] == ',' || r.s[r.i] == ';') {
+			r.i++
+			continue
+		}
+		v, err := r.value()
+		if err != nil {
+			if len(vals) == 0 && !strict {
+				if calls, ok := p.missingBraces(content, base, native); ok {
+					return calls, nil
+				}
+			}
+			return p.jsonCalls(vals, r.repairs, native, arrayNative, base), jsonErr(err, base, "the tool call")
+		}
+		vals = append(vals, v)
+	}
+	return p.jsonCalls(vals, r.repairs, native, arrayNative, base), nil
+}
+
+// missingBraces reads `"name": …, "arguments": {…}` written without the
+// surrounding braces.
+func (p *Parser) missingBraces(content string, base int, native string) ([]dcall, bool) {
+	t := strings.TrimSpace(content)
+	if !strings.HasPrefix(t, `"`) && !strings.HasPrefix(t, `'`) {
+		return nil, false
+	}
+	r := relaxed{s: "{" + t + "}"}
+	v, err := r.value()
+	if err != nil {
+		return nil, false
+	}
+	r.ws()
+	if r.i < len(r.s) {
+		return nil, false
+	}
+	calls := p.jsonCalls([]any{v}, r.repairs|rMissingBraces, native, false, base)
+	return calls, len(calls) > 0 && calls[0].name != ""
+}
+
+func (p *Parser) jsonCalls(vals []any, rep repairs, native string, arrayNative bool, base int) []dcall {
+	var calls []dcall
+	for _, v := range vals {
+		switch x := v.(type) {
+		case []any:
+			r := rep
+			if !arrayNative {
+				if p.opts.Strict {
+					calls = append(calls, dcall{err: &Error{Kind: KindBadJSON, Offset: base, Message: "expected one call object, got a list"}})
+					continue
+				}
+				r |= rArrayWrapped
+			}
+			for _, e := range x {
+				calls = append(calls, p.callObject(e, r, native, base))
+			}
+		default:
+			calls = append(calls, p.callObject(v, rep, native, base))
+		}
+	}
+	return calls
+}
+
+func (p *Parser) callObject(v any, rep repairs, native string, base int) dcall {
+	strict := p.opts.Strict
+	obj, ok := v.(*chat.Object)
+	if !ok {
+		return dcall{repairs: rep, err: &Error{Kind: KindBadJSON, Offset: base, Message: "a tool call must be a JSON object with \"name\" and \"arguments\""}}
+	}
+	// {"type":"function","function":{…}}, {"tool_call":{…}}, {"function_call":{…}}
+	if !strict {
+		for _, k := range []string{"function", "tool_call", "function_call"} {
+			if inner, ok := get(obj, k); ok {
+				if io, ok := inner.(*chat.Object); ok {
+					c := p.callObject(io, rep|rNestedCall, native, base)
+					if c.id == "" {
+						if id, ok := get(obj, "id"); ok {
+							c.id, _ = id.(string)
+						}
+					}
+					return c
+				}
+			}
+		}
+		if tc, ok := get(obj, "tool_calls"); ok {
+			if list, ok := tc.([]any); ok && len(list) > 0 {
+				return p.callObject(list[0], rep|rNestedCall, native, base)
+			}
+		}
+	}
+	c := dcall{repairs: rep}
+	nameKeyUsed := "name"
+	if n, ok := get(obj, "name"); ok {
+		c.name, _ = n.(string)
+	} else if !strict {
+		for _, k := range []string{"function", "tool_name", "tool"} {
+			if n, ok := get(obj, k); ok {
+				if s, ok := n.(string); ok {
+					c.name, nameKeyUsed = s, k
+					c.repairs |= rNameKey
+					break
+				}
+			}
+		}
+	}
+	if id, ok := get(obj, "id"); ok {
+		c.id, _ = id.(string)
+	}
+	if c.name == "" {
+		c.err = &Error{Kind: KindMissingName, Offset: base, Message: "tool call without \"name\"; give the tool name as a string"}
+	}
+	argKey := ""
+	var args any
+	for _, k := range argKeys {
+		if a, ok := get(obj, k); ok {
+			argKey, args = k, a
+			break
+		}
+	}
+	switch {
+	case argKey == "":
+		rest := &chat.Object{}
+		for _, m := range obj.Members {
+			switch m.Key {
+			case nameKeyUsed, "type", "id":
+				continue
+			}
+			rest.Members = append(rest.Members, m)
+		}
+		if len(rest.Members) > 0 {
+			if strict {
+				c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "put the arguments in an \"" + native + "\" object"})
+			} else {
+				c.repairs |= rFlattenedArguments
+			}
+		}
+		c.args = encode(rest)
+		return c
+	case argKey != native && !(native == "parameters" && argKey == "arguments"):
+		if strict {
+			c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "use \"" + native + "\" for the arguments, not \"" + argKey + "\""})
+			return c
+		}
+		c.repairs |= rArgumentsKey
+	}
+	switch a := args.(type) {
+	case *chat.Object:
+		c.args = encode(a)
+	case nil:
+		c.args = []byte("{}")
+	case string:
+		if strict {
+			c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object, not a string"})
+			return c
+		}
+		t := strings.TrimSpace(a)
+		if t == "" {
+			c.args = []byte("{}")
+			c.repairs |= rArgumentsString
+			return c
+		}
+		r := relaxed{s: t}
+		v, err := r.value()
+		if err == nil {
+			r.ws()
+		}
+		if o, ok := v.(*chat.Object); err == nil && ok && r.i == len(r.s) {
+			c.args = encode(o)
+			c.repairs |= rArgumentsString | r.repairs
+			return c
+		}
+		c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object; the string given does not hold one"})
+	default:
+		c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object"})
+	}
+	return c
+}
+
+func orErr(a, b *Error) *Error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func get(o *chat.Object, key string) (any, bool) { return o.Get(key) }

@@ -1,0 +1,364 @@
+package parse
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// argBuilder collects decoded parameters of one call.
+type argBuilder struct {
+	p    *Parser
+	tool string
+	obj  chat.Object
+	err  *Error
+}
+
+func (a *argBuilder) add(name, raw string, off int) {
+	v, err := a.p.rawValue(a.tool, name, raw)
+	if err != nil && a.err == nil {
+		err.Offset = off
+		a.err = err
+	}
+	if _, known, catalog := a.p.param(a.tool, name); catalog && !known && a.err == nil {
+		a.err = &Error{Kind: KindUnexpectedTag, Offset: off, Message: fmt.Sprintf("%s has no parameter %q", a.tool, name)}
+	}
+	a.obj.Members = append(a.obj.Members, chat.Member{Key: name, Value: v})
+}
+
+func (a *argBuilder) call(rep repairs) dcall {
+	return dcall{name: a.tool, args: encode(&a.obj), err: a.err, repairs: rep}
+}
+
+// decodeXML reads <invoke name="T"><parameter name="p">v</parameter></invoke>
+// elements anywhere in s. Values are raw text, not XML-escaped.
+func (p *Parser) decodeXML(s string, base int) ([]dcall, *Error) {
+	var calls []dcall
+	i := 0
+	for {
+		k := strings.Index(s[i:], "<invoke")
+		if k < 0 {
+			break
+		}
+		i += k
+		name, j, ok := attr(s, i+len("<invoke"))
+		if !ok {
+			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: `write <invoke name="TOOL">`}
+		}
+		a := argBuilder{p: p, tool: name}
+		var rep repairs
+		end := strings.Index(s[j:], "</invoke>")
+		body := s[j:]
+		if end >= 0 {
+			body = s[j : j+end]
+		} else {
+			rep |= rMissingCloseTag
+		}
+		b := 0
+		for {
+			t := strings.Index(body[b:], "<")
+			if t < 0 {
+				break
+			}
+			b += t
+			if !strings.HasPrefix(body[b:], "<parameter") {
+				if a.err == nil {
+					a.err = &Error{Kind: KindUnexpectedTag, Offset: base + j + b, Message: fmt.Sprintf("unexpected %.20q inside <invoke>; only <parameter name=…> belongs there", body[b:])}
+				}
+				b++
+				continue
+			}
+			pname, vstart, ok := attr(body, b+len("<parameter"))
+			if !ok {
+				if a.err == nil {
+					a.err = &Error{Kind: KindUnexpectedTag, Offset: base + j + b, Message: `write <parameter name="NAME">value</parameter>`}
+				}
+				b++
+				continue
+			}
+			vend := strings.Index(body[vstart:], "</parameter>")
+			if vend < 0 {
+				a.add(pname, body[vstart:], base+j+vstart)
+				rep |= rMissingCloseTag
+				b = len(body)
+				break
+			}
+			a.add(pname, body[vstart:vstart+vend], base+j+vstart)
+			b = vstart + vend + len("</parameter>")
+		}
+		if p.opts.Strict && rep != 0 && a.err == nil {
+			a.err = &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every <parameter> and <invoke>"}
+		}
+		calls = append(calls, a.call(rep))
+		if end < 0 {
+			break
+		}
+		i = j + end + len("</invoke>")
+	}
+	return calls, nil
+}
+
+// attr reads ` name="v">` from s[i:]; it returns v and the index after '>'.
+func attr(s string, i int) (string, int, bool) {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') {
+		i++
+	}
+	if !strings.HasPrefix(s[i:], "name=") {
+		return "", 0, false
+	}
+	i += len("name=")
+	if i >= len(s) {
+		return "", 0, false
+	}
+	q := s[i]
+	var v string
+	if q == '"' || q == '\'' {
+		e := strings.IndexByte(s[i+1:], q)
+		if e < 0 {
+			return "", 0, false
+		}
+		v = s[i+1 : i+1+e]
+		i += e + 2
+	} else {
+		e := strings.IndexAny(s[i:], " >")
+		if e < 0 {
+			return "", 0, false
+		}
+		v = s[i : i+e]
+		i += e
+	}
+	gt := strings.IndexByte(s[i:], '>')
+	if gt < 0 || strings.TrimSpace(s[i:i+gt]) != "" {
+		return "", 0, false
+	}
+	return v, i + gt + 1, v != ""
+}
+
+// decodeQwenCoder reads <function=T><parameter=p>\nv\n</parameter></function>.
+func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
+	var calls []dcall
+	i := 0
+	for {
+		k := strings.Index(s[i:], "<function=")
+		if k < 0 {
+			break
+		}
+		i += k + len("<function=")
+		gt := strings.IndexByte(s[i:], '>')
+		if gt < 0 {
+			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: "write <function=TOOL>"}
+		}
+		a := argBuilder{p: p, tool: strings.TrimSpace(s[i : i+gt])}
+		i += gt + 1
+		var rep repairs
+		end := strings.Index(s[i:], "</function>")
+		body := s[i:]
+		if end >= 0 {
+			body = s[i : i+end]
+		} else {
+			rep |= rMissingCloseTag
+		}
+		b := 0
+		for {
+			t := strings.Index(body[b:], "<parameter=")
+			if t < 0 {
+				if a.err == nil && strings.TrimSpace(body[b:]) != "" {
+					a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i + b, Message: "only <parameter=NAME> elements belong inside <function=…>"}
+				}
+				break
+			}
+			b += t + len("<parameter=")
+			gt := strings.IndexByte(body[b:], '>')
+			if gt < 0 {
+				if a.err == nil {
+					a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i + b, Message: "write <parameter=NAME>"}
+				}
+				break
+			}
+			pname := strings.TrimSpace(body[b : b+gt])
+			b += gt + 1
+			vend := strings.Index(body[b:], "</parameter>")
+			next := strings.Index(body[b:], "<parameter=")
+			stop := vend
+			if vend < 0 || (next >= 0 && next < vend) {
+				rep |= rMissingCloseTag
+				stop = next
+				if stop < 0 {
+					stop = len(body) - b
+				}
+			}
+			a.add(pname, trimOneNewline(body[b:b+stop]), base+i+b)
+			b += stop
+			if stop == vend {
+				b += len("</parameter>")
+			}
+		}
+		if p.opts.Strict && rep != 0 && a.err == nil {
+			a.err = &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every <parameter=…> and <function=…>"}
+			rep = 0
+		}
+		calls = append(calls, a.call(rep))
+		if end < 0 {
+			break
+		}
+		i += end + len("</function>")
+	}
+	if len(calls) == 0 {
+		return nil, &Error{Kind: KindMissingName, Offset: base, Message: "write <function=TOOL> inside <tool_call>"}
+	}
+	return calls, nil
+}
+
+func trimOneNewline(s string) string {
+	s = strings.TrimPrefix(s, "\n")
+	return strings.TrimSuffix(s, "\n")
+}
+
+// decodeTags reads the children of a tool tag: <param>value</param>.
+func (p *Parser) decodeTags(tool, s string, base int) ([]dcall, *Error) {
+	a := argBuilder{p: p, tool: tool}
+	var rep repairs
+	i := 0
+	for {
+		k := strings.IndexByte(s[i:], '<')
+		if k < 0 {
+			break
+		}
+		i += k
+		gt := strings.IndexByte(s[i:], '>')
+		if gt < 0 {
+			break
+		}
+		name := s[i+1 : i+gt]
+		if name == "" || strings.ContainsAny(name, " /\n\t<") {
+			if a.err == nil {
+				a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: fmt.Sprintf("unexpected %.20q inside <%s>; write <PARAM>value</PARAM>", s[i:], tool)}
+			}
+			i++
+			continue
+		}
+		v := i + gt + 1
+		closer := "</" + name + ">"
+		e := strings.Index(s[v:], closer)
+		if e < 0 {
+			a.add(name, s[v:], base+v)
+			rep |= rMissingCloseTag
+			break
+		}
+		a.add(name, s[v:v+e], base+v)
+		i = v + e + len(closer)
+	}
+	if p.opts.Strict && rep != 0 && a.err == nil {
+		a.err = &Error{Kind: KindUnclosedBlock, Offset: base, Message: fmt.Sprintf("close every parameter tag inside <%s>", tool)}
+		rep = 0
+	}
+	return []dcall{a.call(rep)}, nil
+}
+
+// decodePythonic reads [f(a=1, b="x"), g()] (brackets optional).
+func (p *Parser) decodePythonic(s string, base int) ([]dcall, *Error) {
+	r := relaxed{s: s, python: true}
+	r.ws()
+	bracket := r.i < len(s) && s[r.i] == '['
+	if bracket {
+		r.i++
+	}
+	var calls []dcall
+	for {
+		r.ws()
+		if r.i >= len(s) {
+			if bracket {
+				return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "unclosed '[' in the call list"}
+			}
+			break
+		}
+		if bracket && s[r.i] == ']' {
+			r.i++
+			break
+		}
+		start := r.i
+		for r.i < len(s) && (isIdentByte(s[r.i]) || s[r.i] == '.' || s[r.i] == '-') {
+			r.i++
+		}
+		name := s[start:r.i]
+		r.ws()
+		if name == "" || r.i >= len(s) || s[r.i] != '(' {
+			return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "expected a call like tool(arg=value)"}
+		}
+		r.i++
+		c, err := p.pyArgs(&r, name, base)
+		if err != nil {
+			return calls, err
+		}
+		calls = append(calls, c)
+		r.ws()
+		if r.i < len(s) && s[r.i] == ',' {
+			r.i++
+		}
+	}
+	r.ws()
+	if r.i < len(s) {
+		return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "unexpected text after the call list"}
+	}
+	return calls, nil
+}
+
+func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
+	c := dcall{name: name}
+	var obj chat.Object
+	var positional []any
+	for {
+		r.ws()
+		if r.i >= len(r.s) {
+			return c, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: fmt.Sprintf("unclosed '(' in call of %s", name)}
+		}
+		if r.s[r.i] == ')' {
+			r.i++
+			break
+		}
+		key := ""
+		save := r.i
+		for r.i < len(r.s) && isIdentByte(r.s[r.i]) {
+			r.i++
+		}
+		if r.i > save {
+			k := r.s[save:r.i]
+			r.ws()
+			if r.i < len(r.s) && r.s[r.i] == '=' && (r.i+1 >= len(r.s) || r.s[r.i+1] != '=') {
+				key = k
+				r.i++
+			} else {
+				r.i = save
+			}
+		}
+		v, err := r.value()
+		if err != nil {
+			return c, jsonErr(err, base, "the arguments of "+name)
+		}
+		if key == "" {
+			positional = append(positional, v)
+		} else {
+			obj.Members = append(obj.Members, chat.Member{Key: key, Value: v})
+		}
+		r.ws()
+		if r.i < len(r.s) && r.s[r.i] == ',' {
+			r.i++
+		}
+	}
+	if len(positional) > 0 {
+		order := p.paramOrder(name)
+		if p.opts.Strict || len(order) < len(positional) {
+			c.err = &Error{Kind: KindBadArguments, Offset: base, Message: fmt.Sprintf("call %s with keyword arguments (name=value)", name)}
+		} else {
+			pos := chat.Object{}
+			for i, v := range positional {
+				pos.Members = append(pos.Members, chat.Member{Key: order[i], Value: v})
+			}
+			obj.Members = append(pos.Members, obj.Members...)
+			c.repairs |= rPositionalArguments
+		}
+	}
+	c.args = encode(&obj)
+	return c, nil
+}

@@ -1,0 +1,137 @@
+package parse
+
+import (
+	"fmt"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// EventType says what an Event carries.
+type EventType uint8
+
+// The event types, see the package documentation.
+const (
+	EventText EventType = iota + 1
+	EventCallStart
+	EventCall
+	EventError
+)
+
+// String returns the name used on the command line ("text", "call_start",
+// "call", "error").
+func (t EventType) String() string {
+	switch t {
+	case EventText:
+		return "text"
+	case EventCallStart:
+		return "call_start"
+	case EventCall:
+		return "call"
+	case EventError:
+		return "error"
+	}
+	return fmt.Sprintf("event(%d)", uint8(t))
+}
+
+// Event is one thing the parser found in the stream.
+type Event struct {
+	Type EventType
+	// Text is the content of an EventText.
+	Text string
+	// Call is set on EventCallStart (ID, Name, Offset) and EventCall.
+	Call chat.ToolCall
+	// Err is set on EventError, and on an EventCall whose tool is unknown
+	// or whose arguments could not be read.
+	Err *Error
+}
+
+// Kind is the kind of a parse error; the list is closed, see the package
+// documentation.
+type Kind string
+
+// The error kinds.
+const (
+	KindUnclosedBlock Kind = "unclosed_block"
+	KindBadJSON       Kind = "bad_json"
+	KindBadArguments  Kind = "bad_arguments"
+	KindUnknownTool   Kind = "unknown_tool"
+	KindMissingName   Kind = "missing_name"
+	KindBadValue      Kind = "bad_value"
+	KindTruncated     Kind = "truncated"
+	KindUnexpectedTag Kind = "unexpected_tag"
+	KindInput         Kind = "input"
+)
+
+// Kinds returns every error kind, in documentation order.
+func Kinds() []Kind {
+	return []Kind{KindUnclosedBlock, KindBadJSON, KindBadArguments, KindUnknownTool,
+		KindMissingName, KindBadValue, KindTruncated, KindUnexpectedTag, KindInput}
+}
+
+// Error is a problem with the model's output.
+type Error struct {
+	Kind Kind
+	// Offset is the byte offset in the turn's text where the problem is.
+	Offset int
+	// Message is short and written for the model to act on.
+	Message string
+	// Raw is the text concerned (for errors not attached to a call), so
+	// that nothing the model wrote is lost.
+	Raw string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("parse: %s at offset %d", e.Message, e.Offset)
+}
+
+// Options configure a Parser.
+type Options struct {
+	// Tools is the catalog: it names the registered tools and gives the
+	// JSON Schemas for value decoding. Empty means any name is accepted.
+	Tools []chat.Tool
+	// Strict disables every repair.
+	Strict bool
+}
+
+// Call is a call of a Result, with its error if it has one.
+type Call struct {
+	chat.ToolCall
+	Err *Error
+}
+
+// Result is the outcome of a one-shot parse.
+type Result struct {
+	// Content is all text outside calls, concatenated.
+	Content string
+	Calls   []Call
+	// Errors are the problems not attached to a call.
+	Errors []*Error
+}
+
+// String parses a whole text at once, for the benchmark and batch tools.
+func String(format, text string, opts Options) (Result, error) {
+	p, err := New(format, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.parseAll(text), nil
+}
+
+func (p *Parser) parseAll(text string) Result {
+	var r Result
+	var content []byte
+	emit := func(e Event) {
+		switch e.Type {
+		case EventText:
+			content = append(content, e.Text...)
+		case EventCall:
+			r.Calls = append(r.Calls, Call{ToolCall: e.Call, Err: e.Err})
+		case EventError:
+			r.Errors = append(r.Errors, e.Err)
+		}
+	}
+	p.Feed(text, emit)
+	p.Close(emit)
+	r.Content = string(content)
+	return r
+}

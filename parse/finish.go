@@ -1,0 +1,223 @@
+package parse
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// dcall is a call as a decoder read it, before IDs and catalog checks.
+type dcall struct {
+	id      string
+	name    string
+	args    []byte
+	repairs repairs
+	err     *Error
+}
+
+// finish decodes the block buf[:end] and emits its calls or errors.
+func (p *Parser) finish(end int, eof bool) {
+	b := &p.b
+	p.inBlock = false
+	b.buf = b.buf[:end]
+	raw := string(b.buf)
+	cs, ce := b.vstart, b.vend
+	if ce > len(raw) || ce < cs {
+		ce = len(raw)
+	}
+	calls, berr := p.decode(b, raw, cs, ce)
+
+	if b.op.tentative && !b.startSent {
+		commit := false
+		if name, ok := b.scanName(); ok && p.acceptable(name) {
+			commit = true
+		}
+		for _, c := range calls {
+			if p.acceptable(c.name) {
+				commit = true
+			}
+		}
+		if !commit {
+			p.text(raw)
+			return
+		}
+	}
+	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil) {
+		p.emitErr(KindTruncated, b.start, truncatedMsg(b.op), raw)
+		return
+	}
+	if len(calls) == 0 && berr == nil {
+		berr = &Error{Kind: KindMissingName, Offset: b.start, Message: "empty call block; write the tool name and its arguments inside it"}
+	}
+	extra := b.op.repair
+	if b.reopened {
+		extra |= rMissingCloseTag
+	}
+	if b.sub == dPythonic && b.op.dec != dPythonic && b.op.dec != dFence {
+		extra |= rPythonicCall
+	}
+	if b.trailed && b.op.kind != kTag {
+		extra |= rMissingOpenTag
+	}
+	for i, c := range calls {
+		id := p.callID(p.ncalls)
+		if i > 0 || !b.startSent {
+			name := c.name
+			if i == 0 {
+				if n, ok := b.scanName(); ok {
+					name = n
+				}
+			}
+			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: name, Offset: b.start}})
+		}
+		if c.id != "" {
+			id = c.id
+		}
+		if c.err == nil && c.name != "" && p.tools != nil && p.tools[c.name] == nil {
+			c.err = &Error{Kind: KindUnknownTool, Offset: b.start, Message: p.unknownMsg(c.name)}
+		}
+		if c.err == nil && c.name == "" {
+			c.err = &Error{Kind: KindMissingName, Offset: b.start, Message: "call without a tool name; give \"name\""}
+		}
+		args := c.args
+		if len(args) == 0 {
+			args = []byte("{}")
+		}
+		p.emit(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
+			ID: id, Name: c.name, Arguments: args, Raw: raw, Offset: b.start,
+			Repairs: (c.repairs | extra).list(),
+		}})
+		p.ncalls++
+	}
+	if berr != nil {
+		if len(calls) == 0 {
+			berr.Raw = raw
+		}
+		p.emit(Event{Type: EventError, Err: berr})
+	}
+}
+
+func (p *Parser) emitErr(kind Kind, off int, msg, raw string) {
+	p.emit(Event{Type: EventError, Err: &Error{Kind: kind, Offset: off, Message: msg, Raw: raw}})
+}
+
+func truncatedMsg(op *opener) string {
+	if op.closer != "" && op.kind == kTag {
+		return fmt.Sprintf("output ended inside %s; finish the call and close it with %s", op.marker, op.closer)
+	}
+	return fmt.Sprintf("output ended inside a call opened by %q; finish it", op.marker)
+}
+
+func (p *Parser) unknownMsg(name string) string {
+	names := make([]string, 0, len(p.tools))
+	for n := range p.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) > 12 {
+		names = append(names[:12], "…")
+	}
+	return fmt.Sprintf("unknown tool %q; available: %s", name, strings.Join(names, ", "))
+}
+
+// decode reads the calls of a block. raw is the whole block, content is
+// raw[cs:ce].
+func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
+	content := raw[cs:ce]
+	base := b.start + cs
+	dec := b.op.dec
+	switch b.op.kind {
+	case kBracket, kFence:
+		dec = b.sub
+	}
+	switch dec {
+	case dXML:
+		return p.decodeXML(raw, b.start)
+	case dQwenCoder:
+		if b.op.kind == kTag && b.op.marker == "<function=" {
+			return p.decodeQwenCoder(raw, b.start)
+		}
+		return p.decodeQwenCoder(content, base)
+	case dTags:
+		return p.decodeTags(b.op.tool, content, base)
+	case dPythonic:
+		return p.decodePythonic(content, base)
+	case dHarmony:
+		return p.decodeArgsOnly(b.name, content, base)
+	case dMistral:
+		if b.name != "" {
+			return p.decodeArgsOnly(b.name, content, base)
+		}
+		return p.decodeJSON(content, base, "arguments", true)
+	case dToolCall:
+		return p.decodeToolCall(content, base)
+	}
+	native := "arguments"
+	if p.format == "json" || p.format == "auto" {
+		native = "parameters"
+	}
+	return p.decodeJSON(content, base, native, p.format == "mistral")
+}
+
+// decodeToolCall reads <tool_call> content by its shape; when shapes are
+// ambiguous it prefers the reading whose calls name registered tools.
+func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
+	t := strings.TrimSpace(content)
+	first := func() ([]dcall, *Error) {
+		switch {
+		case strings.HasPrefix(t, "<"):
+			return p.decodeQwenCoder(content, base)
+		case t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
+			if v, _ := identParen([]byte(t), 0); v == vYes && !p.opts.Strict {
+				calls, err := p.decodePythonic(content, base)
+				for i := range calls {
+					calls[i].repairs |= rPythonicCall
+				}
+				return calls, err
+			}
+		}
+		return p.decodeJSON(content, base, "arguments", false)
+	}
+	return first()
+}
+
+// decodeArgsOnly reads a JSON arguments object for a call whose name the
+// markers gave (harmony, mistral name[ARGS]).
+func (p *Parser) decodeArgsOnly(name, content string, base int) ([]dcall, *Error) {
+	c := dcall{name: name}
+	t := strings.TrimSpace(content)
+	if t == "" {
+		c.args = []byte("{}")
+		return []dcall{c}, nil
+	}
+	r := relaxed{s: t, strict: p.opts.Strict}
+	v, err := r.value()
+	if err == nil {
+		r.ws()
+		if r.i < len(r.s) {
+			err = r.fail("unexpected text after the arguments")
+		}
+	}
+	if err != nil {
+		c.err = jsonErr(err, base+strings.Index(content, t), "arguments of "+name)
+		return []dcall{c}, nil
+	}
+	c.repairs = r.repairs
+	if _, ok := v.(*chat.Object); !ok {
+		c.err = &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object"}
+		return []dcall{c}, nil
+	}
+	c.args = encode(v)
+	return []dcall{c}, nil
+}
+
+func jsonErr(err error, base int, what string) *Error {
+	pos := 0
+	msg := err.Error()
+	if se, ok := err.(*syntaxError); ok {
+		pos = se.pos
+	}
+	return &Error{Kind: KindBadJSON, Offset: base + pos, Message: fmt.Sprintf("invalid JSON in %s: %s", what, msg)}
+}

@@ -1,0 +1,204 @@
+package parse
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// blockKind says how a block's end is found while it streams.
+type blockKind uint8
+
+const (
+	kTag     blockKind = iota // ends at a closing marker
+	kValue                    // a bare JSON value opened by its first byte ({ or [)
+	kBracket                  // '[': a JSON list of calls or a pythonic list
+	kFence                    // ``` fenced block
+	kHarmony                  // <|channel|> header <|message|> body <|call|>
+	kPrefix                   // a marker followed by one JSON value (<|python_tag|>, [TOOL_CALLS])
+)
+
+// decoder says how a finished block's content is read.
+type decoder uint8
+
+const (
+	dJSON      decoder = iota // JSON call objects
+	dXML                      // <invoke name=…><parameter name=…>
+	dQwenCoder                // <function=…><parameter=…>
+	dTags                     // <param>value</param> children of a tool tag
+	dPythonic                 // [f(a=1), g()]
+	dHarmony                  // header with to=functions.T, JSON body
+	dToolCall                 // <tool_call> content: JSON, qwen3-coder or pythonic, by shape
+	dMistral                  // [TOOL_CALLS] list, object or name[ARGS]{…}
+	dFence                    // fence content: JSON or pythonic
+)
+
+// opener is one marker that opens a call block in a format.
+type opener struct {
+	marker string
+	kind   blockKind
+	closer string
+	// trailer is a closing marker accepted right after a bare value (the
+	// model forgot the opening tag but wrote the closing one).
+	trailer string
+	// first lists the bytes a tentative tag block's content may start with.
+	first string
+	dec   decoder
+	tool  string // tags: the tool the marker names
+	// repair is recorded on every call read through this opener.
+	repair repairs
+	// tentative blocks are content unless they turn out to hold a call.
+	tentative bool
+	// reopen: a repeat of the marker before the closer ends the block.
+	reopen bool
+}
+
+// table is the compiled opener set of one parser.
+type table struct {
+	ops     []opener
+	byFirst [256][]int
+	maxLen  int
+}
+
+func newTable(ops []opener) *table {
+	t := &table{}
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if seen[op.marker] {
+			continue
+		}
+		seen[op.marker] = true
+		t.ops = append(t.ops, op)
+	}
+	for i, op := range t.ops {
+		t.byFirst[op.marker[0]] = append(t.byFirst[op.marker[0]], i)
+		if len(op.marker) > t.maxLen {
+			t.maxLen = len(op.marker)
+		}
+	}
+	return t
+}
+
+var formatNames = []string{"xml", "hermes", "json", "mistral", "qwen3-coder", "pythonic", "harmony", "tags", "auto"}
+
+// Formats returns the format names, as accepted by New and the CLI.
+func Formats() []string { return append([]string(nil), formatNames...) }
+
+// StopSequences returns the strings that end generation right after a call
+// block in format, for the backend to pass to the server. The parser
+// accepts a block whose closing marker was removed by one of them. Formats
+// whose calls end structurally (json, pythonic, tags) have none.
+func StopSequences(format string) []string {
+	switch format {
+	case "xml":
+		return []string{"</function_calls>"}
+	case "hermes", "qwen3-coder":
+		return []string{"</tool_call>"}
+	case "mistral":
+		return []string{"</s>"}
+	case "harmony":
+		return []string{"<|call|>"}
+	case "json":
+		return []string{"<|eom_id|>"}
+	}
+	return nil
+}
+
+// ErrUnknownFormat is returned by New for a format name not in Formats.
+var ErrUnknownFormat = fmt.Errorf("parse: unknown format")
+
+func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
+	lenient := !strict
+	var ops []opener
+	add := func(ok bool, o ...opener) {
+		if ok {
+			ops = append(ops, o...)
+		}
+	}
+	fence := opener{marker: "```", kind: kFence, closer: "```", dec: dFence, repair: rCodeFence, tentative: true}
+	bareObj := func(trailer string) opener {
+		return opener{marker: "{", kind: kValue, trailer: trailer, dec: dJSON, tentative: true, repair: rMissingOpenTag}
+	}
+	hermesTag := opener{marker: "<tool_call>", kind: kTag, closer: "</tool_call>", dec: dJSON, reopen: lenient}
+	if lenient {
+		hermesTag.dec = dToolCall
+	}
+	wrappers := []opener{
+		{marker: "<function_call>", kind: kTag, closer: "</function_call>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true},
+		{marker: "<tools>", kind: kTag, closer: "</tools>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true},
+	}
+	switch format {
+	case "hermes":
+		ops = append(ops, hermesTag)
+		add(lenient, wrappers...)
+		add(lenient, fence, bareObj("</tool_call>"),
+			opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true, repair: rMissingOpenTag, trailer: "</tool_call>"})
+	case "json":
+		ops = append(ops,
+			opener{marker: "<|python_tag|>", kind: kPrefix, dec: dJSON, tentative: true},
+			opener{marker: "{", kind: kValue, dec: dJSON, tentative: true})
+		add(lenient, fence, opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true})
+		t := hermesTag
+		t.repair = rWrapperTag
+		add(lenient, t)
+		add(lenient, wrappers...)
+	case "mistral":
+		ops = append(ops, opener{marker: "[TOOL_CALLS]", kind: kPrefix, dec: dMistral, tentative: true})
+		add(lenient, fence, bareObj(""),
+			opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true, repair: rMissingOpenTag})
+	case "xml":
+		ops = append(ops, opener{marker: "<function_calls>", kind: kTag, closer: "</function_calls>", dec: dXML, reopen: lenient})
+		add(lenient, opener{marker: "<invoke name=", kind: kTag, closer: "</invoke>", dec: dXML, repair: rMissingOpenTag, trailer: "</function_calls>"})
+	case "qwen3-coder":
+		t := hermesTag
+		t.dec = dQwenCoder
+		if lenient {
+			t.dec = dToolCall
+		}
+		ops = append(ops, t)
+		add(lenient, opener{marker: "<function=", kind: kTag, closer: "</function>", dec: dQwenCoder, repair: rMissingOpenTag, trailer: "</tool_call>"})
+	case "pythonic":
+		ops = append(ops, opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true})
+		add(lenient, fence)
+	case "harmony":
+		ops = append(ops, opener{marker: "<|channel|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true})
+	case "tags":
+		ops = append(ops, tagOpeners(tools)...)
+	case "auto":
+		ops = append(ops,
+			opener{marker: "<function_calls>", kind: kTag, closer: "</function_calls>", dec: dXML, reopen: lenient},
+			opener{marker: "<tool_call>", kind: kTag, closer: "</tool_call>", dec: dToolCall, reopen: lenient},
+			opener{marker: "<|channel|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
+			opener{marker: "[TOOL_CALLS]", kind: kPrefix, dec: dMistral, tentative: true},
+			opener{marker: "<|python_tag|>", kind: kPrefix, dec: dJSON, tentative: true},
+			opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true},
+			opener{marker: "{", kind: kValue, dec: dJSON, tentative: true},
+		)
+		ops = append(ops, tagOpeners(tools)...)
+		add(lenient, wrappers...)
+		add(lenient, fence,
+			opener{marker: "<function=", kind: kTag, closer: "</function>", dec: dQwenCoder, repair: rMissingOpenTag, trailer: "</tool_call>"},
+			opener{marker: "<invoke name=", kind: kTag, closer: "</invoke>", dec: dXML, repair: rMissingOpenTag, trailer: "</function_calls>"})
+	default:
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, format, strings.Join(formatNames, ", "))
+	}
+	return ops, nil
+}
+
+// tagOpeners gives one opener per registered tool for the tags format.
+func tagOpeners(tools []chat.Tool) []opener {
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if t.Name != "" && !strings.ContainsAny(t.Name, "<> \t\n/") {
+			names = append(names, t.Name)
+		}
+	}
+	sort.Strings(names)
+	ops := make([]opener, 0, len(names))
+	for _, n := range names {
+		ops = append(ops, opener{marker: "<" + n + ">", kind: kTag, closer: "</" + n + ">", first: "<", dec: dTags, tool: n, tentative: true})
+	}
+	return ops
+}

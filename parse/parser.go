@@ -1,0 +1,304 @@
+package parse
+
+import (
+	"strconv"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// Parser is a streaming parser for one format. See the package
+// documentation for the event contract.
+type Parser struct {
+	format string
+	opts   Options
+	tab    *table
+	tools  map[string]*toolSchema
+
+	// held is a suffix of the text seen so far that is a prefix of a
+	// marker. It is always a substring of the marker itself, so releasing
+	// it as text allocates nothing.
+	held string
+	// pos is the offset, in the turn's text, just after everything fed so
+	// far (held bytes and block bytes included).
+	pos     int
+	inBlock bool
+	b       block
+	ncalls  int
+	win     []byte
+	emit    func(Event)
+}
+
+// New returns a parser for format (one of Formats).
+func New(format string, opts Options) (*Parser, error) {
+	ops, err := openers(format, opts.Tools, opts.Strict)
+	if err != nil {
+		return nil, err
+	}
+	p := &Parser{format: format, opts: opts, tab: newTable(ops)}
+	if len(opts.Tools) > 0 {
+		p.tools = make(map[string]*toolSchema, len(opts.Tools))
+		for _, t := range opts.Tools {
+			p.tools[t.Name] = &toolSchema{raw: t.Parameters}
+		}
+	}
+	p.win = make([]byte, 0, 2*p.tab.maxLen)
+	return p, nil
+}
+
+// Format returns the parser's format name.
+func (p *Parser) Format() string { return p.format }
+
+// Reset forgets everything fed so far, for a new turn.
+func (p *Parser) Reset() {
+	p.held, p.pos, p.inBlock, p.ncalls = "", 0, false, 0
+	p.b.reset(nil, 0)
+}
+
+// Feed parses the next chunk of the model's output, emitting what it can
+// decide already.
+func (p *Parser) Feed(chunk string, emit func(Event)) {
+	p.emit = emit
+	p.feed(chunk, false)
+	p.emit = nil
+}
+
+// Close ends the stream: held-back text is released, an open block is
+// finished (accepted if its closing marker was only removed by a stop
+// sequence, a truncated error otherwise). The parser is then reset.
+func (p *Parser) Close(emit func(Event)) {
+	p.emit = emit
+	for p.held != "" || p.inBlock {
+		p.feed("", true)
+		if p.inBlock {
+			p.blockEOF()
+		}
+	}
+	p.emit = nil
+	p.Reset()
+}
+
+func (p *Parser) text(s string) {
+	if s != "" {
+		p.emit(Event{Type: EventText, Text: s})
+	}
+}
+
+// feed processes s; eof means nothing follows it.
+func (p *Parser) feed(s string, eof bool) {
+	for {
+		switch {
+		case p.inBlock:
+			if s == "" {
+				return
+			}
+			s = p.blockFeed(s)
+		case p.held != "":
+			if s == "" && !eof {
+				return
+			}
+			s = p.resumeHeld(s, eof)
+		default:
+			if s == "" {
+				return
+			}
+			s = p.prose(s, eof)
+		}
+	}
+}
+
+// prose scans s (with nothing held) for the earliest marker.
+func (p *Parser) prose(s string, eof bool) string {
+	i, op, partial := scan(p.tab, s, len(s), eof)
+	if i < 0 {
+		p.pos += len(s)
+		p.text(s)
+		return ""
+	}
+	p.text(s[:i])
+	if partial {
+		p.held = p.tab.ops[op].marker[:len(s)-i]
+		p.pos += len(s)
+		return ""
+	}
+	p.pos += i
+	p.open(op)
+	return s[i+len(p.tab.ops[op].marker):]
+}
+
+// resumeHeld joins the held bytes with the start of s in a small window
+// and decides whether a marker starts inside the held bytes.
+func (p *Parser) resumeHeld(s string, eof bool) string {
+	h := p.held
+	p.held = ""
+	hstart := p.pos - len(h)
+	take := len(s)
+	if take > p.tab.maxLen {
+		take = p.tab.maxLen
+	}
+	w := append(append(p.win[:0], h...), s[:take]...)
+	i, op, partial := scan(p.tab, w, len(h), eof && take == len(s))
+	if i < 0 {
+		p.text(h)
+		return s
+	}
+	p.text(h[:i])
+	m := p.tab.ops[op].marker
+	if partial {
+		p.held = m[:len(w)-i]
+		p.pos += len(s)
+		return ""
+	}
+	p.pos = hstart + i
+	p.open(op)
+	over := i + len(m) - len(h)
+	if over >= 0 {
+		p.pos += over
+		return s[over:]
+	}
+	// The marker ended inside the held bytes (a shorter marker won once
+	// a longer one failed): what follows it is fed first.
+	p.pos -= len(h) - (i + len(m))
+	p.feed(h[i+len(m):], eof && s == "")
+	return s
+}
+
+// scan finds the earliest position below limit where a marker starts in s.
+// A marker that runs past the end of s is partial (unless eof), and a
+// partial candidate wins over a shorter full one at the same position,
+// because the longer marker may still complete.
+func scan[T string | []byte](t *table, s T, limit int, eof bool) (pos, op int, partial bool) {
+	for i := 0; i < limit; i++ {
+		cands := t.byFirst[s[i]]
+		if len(cands) == 0 {
+			continue
+		}
+		best, bestLen, part := -1, 0, -1
+		for _, k := range cands {
+			m := t.ops[k].marker
+			avail := len(s) - i
+			if avail >= len(m) {
+				if string(s[i:i+len(m)]) == m && len(m) > bestLen {
+					best, bestLen = k, len(m)
+				}
+			} else if !eof && string(s[i:]) == m[:avail] {
+				part = k
+			}
+		}
+		if part >= 0 {
+			return i, part, true
+		}
+		if best >= 0 {
+			return i, best, false
+		}
+	}
+	return -1, -1, false
+}
+
+func (p *Parser) open(op int) {
+	o := &p.tab.ops[op]
+	p.inBlock = true
+	p.b.reset(o, p.pos)
+	p.b.buf = append(p.b.buf, o.marker...)
+	if !o.tentative {
+		p.b.confirmed, p.b.vstart = true, len(o.marker)
+	}
+	p.pos += len(o.marker)
+}
+
+// blockFeed appends s to the open block and acts on what advance decides.
+func (p *Parser) blockFeed(s string) string {
+	b := &p.b
+	old := len(b.buf)
+	b.buf = append(b.buf, s...)
+	p.pos += len(s)
+	st, end := b.advance(old, false)
+	switch st {
+	case stMore:
+		p.early()
+		return ""
+	case stDone:
+		p.pos = b.start + end
+		if end >= old {
+			p.finish(end, false)
+			return s[end-old:]
+		}
+		back := string(b.buf[end:old])
+		p.finish(end, false)
+		p.feed(back, false)
+		return s
+	default: // stReject
+		p.reject(old)
+		return s
+	}
+}
+
+// reject turns a tentative block back into text: its first byte is
+// content and everything after it is scanned again. Only bytes before old
+// (those fed earlier) are rescanned here; the caller continues with the
+// rest.
+func (p *Parser) reject(old int) {
+	b := &p.b
+	m := b.op.marker
+	p.inBlock = false
+	p.pos = b.start + 1
+	var again string
+	if old <= len(m) {
+		again = m[1:old]
+	} else {
+		again = string(b.buf[1:old])
+	}
+	p.text(m[:1])
+	p.feed(again, false)
+}
+
+// blockEOF ends the open block at end of stream.
+func (p *Parser) blockEOF() {
+	b := &p.b
+	st, end := b.advance(len(b.buf), true)
+	switch st {
+	case stReject:
+		again := string(b.buf[1:])
+		p.inBlock = false
+		p.pos = b.start + 1
+		p.text(b.op.marker[:1])
+		p.feed(again, true)
+	default:
+		back := string(b.buf[end:])
+		p.pos = b.start + end
+		p.finish(end, true)
+		p.feed(back, true)
+	}
+}
+
+// early emits the call start of a block as soon as the tool name is known.
+func (p *Parser) early() {
+	b := &p.b
+	if b.startSent || !b.confirmed || b.earlyDone {
+		return
+	}
+	name, ok := b.scanName()
+	if b.contentLen() > nameWindow {
+		b.earlyDone = true
+	}
+	if !ok || (b.op.tentative && !p.acceptable(name)) || b.op.dec == dMistral {
+		return
+	}
+	b.startSent = true
+	p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
+}
+
+func (p *Parser) callID(n int) string { return "call_" + strconv.Itoa(n) }
+
+// acceptable reports whether a repaired or tentative block naming name
+// may be taken as a call: it names a registered tool, or there is no
+// catalog.
+func (p *Parser) acceptable(name string) bool {
+	if name == "" {
+		return false
+	}
+	if p.tools == nil {
+		return true
+	}
+	_, ok := p.tools[name]
+	return ok
+}

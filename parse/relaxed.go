@@ -1,0 +1,439 @@
+package parse
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// repairs is a set of repair kinds; kept as a bit set so decoders can
+// collect them without allocating, and listed in a fixed order.
+type repairs uint32
+
+const (
+	rCodeFence repairs = 1 << iota
+	rMissingOpenTag
+	rMissingCloseTag
+	rWrapperTag
+	rArgumentsKey
+	rArgumentsString
+	rArrayWrapped
+	rPythonLiterals
+	rSingleQuotes
+	rTrailingComma
+	rFlattenedArguments
+	rNestedCall
+	rMissingBraces
+	rPythonicCall
+	rPositionalArguments
+	rNameKey
+)
+
+var repairNames = [...]string{
+	"code_fence", "missing_open_tag", "missing_close_tag", "wrapper_tag",
+	"arguments_key", "arguments_string", "array_wrapped", "python_literals",
+	"single_quotes", "trailing_comma", "flattened_arguments", "nested_call",
+	"missing_braces", "pythonic_call", "positional_arguments", "name_key",
+}
+
+// RepairKinds returns every repair kind a call can carry.
+func RepairKinds() []string { return append([]string(nil), repairNames[:]...) }
+
+func (r repairs) list() []string {
+	if r == 0 {
+		return nil
+	}
+	var out []string
+	for i, n := range repairNames {
+		if r&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 512
+
+// relaxed reads JSON, and in lenient mode the Python-flavoured JSON models
+// write (single quotes, True/False/None, trailing commas). Values are the
+// ordered ones of package chat, so key order survives.
+type relaxed struct {
+	s      string
+	i      int
+	strict bool
+	// python accepts Python literals without counting them as repairs
+	// (the pythonic format's own syntax).
+	python  bool
+	repairs repairs
+	depth   int
+}
+
+type syntaxError struct {
+	pos int
+	msg string
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+func (r *relaxed) fail(format string, args ...any) error {
+	return &syntaxError{pos: r.i, msg: fmt.Sprintf(format, args...)}
+}
+
+func (r *relaxed) ws() {
+	for r.i < len(r.s) {
+		switch r.s[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+func (r *relaxed) value() (any, error) {
+	r.ws()
+	if r.i >= len(r.s) {
+		return nil, r.fail("unexpected end of JSON")
+	}
+	switch c := r.s[r.i]; {
+	case c == '{':
+		return r.object()
+	case c == '[':
+		return r.array()
+	case c == '"':
+		return r.str()
+	case c == '\'':
+		if r.strict {
+			return nil, r.fail("single-quoted string; use double quotes")
+		}
+		if !r.python {
+			r.repairs |= rSingleQuotes
+		}
+		return r.str()
+	case c == '-' || c == '+' || (c >= '0' && c <= '9') || c == '.':
+		return r.number()
+	default:
+		return r.literal()
+	}
+}
+
+func (r *relaxed) enter() error {
+	r.depth++
+	if r.depth > maxDepth {
+		return r.fail("nesting deeper than %d", maxDepth)
+	}
+	return nil
+}
+
+func (r *relaxed) object() (any, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer func() { r.depth-- }()
+	r.i++ // {
+	obj := &chat.Object{}
+	for {
+		r.ws()
+		if r.i >= len(r.s) {
+			return nil, r.fail("unexpected end of JSON inside an object")
+		}
+		if r.s[r.i] == '}' {
+			if len(obj.Members) > 0 {
+				if r.strict {
+					return nil, r.fail("trailing comma before '}'")
+				}
+				r.repairs |= rTrailingComma
+			}
+			r.i++
+			return obj, nil
+		}
+		var key string
+		switch r.s[r.i] {
+		case '"', '\'':
+			if r.s[r.i] == '\'' {
+				if r.strict {
+					return nil, r.fail("single-quoted key; use double quotes")
+				}
+				if !r.python {
+					r.repairs |= rSingleQuotes
+				}
+			}
+			k, err := r.str()
+			if err != nil {
+				return nil, err
+			}
+			key = k.(string)
+		default:
+			return nil, r.fail("expected a quoted key, found %s", r.near())
+		}
+		r.ws()
+		if r.i >= len(r.s) || r.s[r.i] != ':' {
+			return nil, r.fail("expected ':' after key %q", key)
+		}
+		r.i++
+		v, err := r.value()
+		if err != nil {
+			return nil, err
+		}
+		obj.Members = append(obj.Members, chat.Member{Key: key, Value: v})
+		r.ws()
+		if r.i >= len(r.s) {
+			return nil, r.fail("unexpected end of JSON inside an object")
+		}
+		switch r.s[r.i] {
+		case ',':
+			r.i++
+			r.ws()
+			if r.i < len(r.s) && r.s[r.i] == '}' {
+				if r.strict {
+					return nil, r.fail("trailing comma before '}'")
+				}
+				r.repairs |= rTrailingComma
+				r.i++
+				return obj, nil
+			}
+		case '}':
+			r.i++
+			return obj, nil
+		default:
+			return nil, r.fail("expected ',' or '}', found %s", r.near())
+		}
+	}
+}
+
+func (r *relaxed) array() (any, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer func() { r.depth-- }()
+	r.i++ // [
+	arr := []any{}
+	r.ws()
+	if r.i < len(r.s) && r.s[r.i] == ']' {
+		r.i++
+		return arr, nil
+	}
+	for {
+		v, err := r.value()
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+		r.ws()
+		if r.i >= len(r.s) {
+			return nil, r.fail("unexpected end of JSON inside a list")
+		}
+		switch r.s[r.i] {
+		case ',':
+			r.i++
+			r.ws()
+			if r.i < len(r.s) && r.s[r.i] == ']' {
+				if r.strict {
+					return nil, r.fail("trailing comma before ']'")
+				}
+				r.repairs |= rTrailingComma
+				r.i++
+				return arr, nil
+			}
+		case ']':
+			r.i++
+			return arr, nil
+		default:
+			return nil, r.fail("expected ',' or ']', found %s", r.near())
+		}
+	}
+}
+
+// str reads a string quoted with " (JSON escapes) or ' (Python escapes).
+func (r *relaxed) str() (any, error) {
+	q := r.s[r.i]
+	start := r.i
+	r.i++
+	simple := true
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		switch {
+		case c == q:
+			r.i++
+			body := r.s[start+1 : r.i-1]
+			if simple {
+				return body, nil
+			}
+			return r.unescape(body, q, start)
+		case c == '\\':
+			simple = false
+			r.i += 2
+		case c < 0x20:
+			if r.strict {
+				return nil, r.fail("control character in string")
+			}
+			simple = false
+			r.i++
+		default:
+			r.i++
+		}
+	}
+	r.i = start
+	return nil, r.fail("unterminated string")
+}
+
+func (r *relaxed) unescape(body string, q byte, start int) (any, error) {
+	if q == '"' {
+		var s string
+		if err := json.Unmarshal([]byte(`"`+body+`"`), &s); err == nil {
+			return s, nil
+		} else if r.strict {
+			r.i = start
+			return nil, r.fail("bad string escape")
+		}
+	}
+	// Python-style (or broken JSON) escapes: decode the common ones and
+	// keep the rest as written.
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' || i+1 == len(body) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch body[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case '\\', '\'', '"', '/':
+			b.WriteByte(body[i])
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(body[i])
+		}
+	}
+	s := b.String()
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s, nil
+}
+
+func (r *relaxed) number() (any, error) {
+	start := r.i
+	for r.i < len(r.s) && strings.IndexByte("+-0123456789.eE", r.s[r.i]) >= 0 {
+		r.i++
+	}
+	text := r.s[start:r.i]
+	if validNumber(text) {
+		return json.Number(text), nil
+	}
+	r.i = start
+	return nil, r.fail("bad number %q", text)
+}
+
+// validNumber reports whether s is a JSON number.
+func validNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i == len(s) {
+		return false
+	}
+	if s[i] == '0' {
+		i++
+	} else if s[i] >= '1' && s[i] <= '9' {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+func (r *relaxed) literal() (any, error) {
+	start := r.i
+	for r.i < len(r.s) && isIdentByte(r.s[r.i]) {
+		r.i++
+	}
+	word := r.s[start:r.i]
+	switch word {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	case "null":
+		return nil, nil
+	case "True", "False", "None":
+		if r.strict && !r.python {
+			r.i = start
+			return nil, r.fail("Python literal %s; use true, false or null", word)
+		}
+		if !r.python {
+			r.repairs |= rPythonLiterals
+		}
+		switch word {
+		case "True":
+			return true, nil
+		case "False":
+			return false, nil
+		}
+		return nil, nil
+	}
+	r.i = start
+	return nil, r.fail("unexpected %s", r.near())
+}
+
+func (r *relaxed) near() string {
+	if r.i >= len(r.s) {
+		return "end of text"
+	}
+	end := r.i + 12
+	if end > len(r.s) {
+		end = len(r.s)
+	}
+	return fmt.Sprintf("%q", r.s[r.i:end])
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// encode writes an ordered value as compact JSON.
+func encode(v any) []byte {
+	b, err := chat.EncodeOrdered(v)
+	if err != nil {
+		// Only strings with invalid UTF-8 can fail here; the decoder
+		// above never produces other types.
+		return []byte("{}")
+	}
+	return b
+}
