@@ -42,7 +42,7 @@ type Attempt struct {
 	ParseErrors []ParseError    `json:"parse_errors,omitempty"`
 	// Invalid are the calls the registry refused (unknown tool, invalid or
 	// malformed arguments), by call ID.
-	Invalid  []Mistake    `json:"invalid,omitempty"`
+	Invalid  []Mistake     `json:"invalid,omitempty"`
 	Usage    backend.Usage `json:"-"`
 	TTFT     time.Duration `json:"-"`
 	Duration time.Duration `json:"-"`
@@ -81,7 +81,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 			return res, err
 		}
 	}
-	reg := registry.New(registry.Options{Coerce: coercesValues(r.Format()), FormatCall: r.FormatCall})
+	reg := registry.New(registry.Options{Coerce: CoercesValues(r.Format()), FormatCall: r.FormatCall})
 	for _, t := range c.Tools {
 		if err := reg.Register(registry.Spec{Tool: t, Handler: noRun}); err != nil {
 			return res, fmt.Errorf("agent: case tools: %w", err)

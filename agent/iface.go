@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/toolharness/toolharness/chat"
 )
@@ -45,10 +46,22 @@ type StreamParser interface {
 }
 
 // System is the fixed part of a session's prompt: the system text and the
-// core tools whose catalog the renderer places after it.
+// core tools whose catalog the renderer places after it, and the session's
+// frozen clock for families that print a date.
 type System struct {
 	Text  string
 	Tools []chat.Tool
+	Now   time.Time
+}
+
+// Transcript renders the requests of one growing conversation. Every call
+// gets the whole history so far, which only ever grows; the rendering of
+// what was already sent never changes.
+type Transcript interface {
+	// Prompt is the next raw prompt (raw mode).
+	Prompt(hist []Msg) (string, error)
+	// Messages is the next message list (chat mode).
+	Messages(hist []Msg) ([]chat.Message, error)
 }
 
 // Renderer is what the loop needs from the template and format of a
@@ -61,16 +74,23 @@ type Renderer interface {
 	Stop() []string
 	// NewParser returns a fresh streaming parser for one generation.
 	NewParser(tools []chat.Tool) (StreamParser, error)
-	// Prompt renders the whole raw prompt, ending with the generation
-	// prompt. Assistant turns are rendered from Message.Raw.
+	// Transcript starts the prefix builder of one session: each prompt is
+	// the previous one, the model's exact output and what came after it.
+	Transcript(sys System) (Transcript, error)
+	// Prompt renders a whole conversation at once, ending with the
+	// generation prompt (benchmark cases, the langchaingo adapter).
+	// Assistant turns are rendered from Message.Raw where set.
 	Prompt(sys System, history []Msg) (string, error)
-	// Messages renders the chat-mode message list.
+	// Messages renders a whole conversation as a chat-mode message list.
 	Messages(sys System, history []Msg) ([]chat.Message, error)
 	// Diverge reports where next stops extending prev (nil when it does).
 	Diverge(prev, next string) *Divergence
 	// ErrorResult is the model-facing result for a call that could not run
 	// (parse or validation problem).
 	ErrorResult(call chat.ToolCall, problem string) chat.ToolResult
+	// Catalog renders tool definitions in the session's format (for
+	// tool_search results).
+	Catalog(tools []chat.Tool) (string, error)
 	// FormatCall writes a call the way the catalog asks the model to (for
 	// corrected examples in model-facing errors).
 	FormatCall(call chat.ToolCall) (string, error)

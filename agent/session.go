@@ -105,7 +105,7 @@ type LimitError struct {
 	Detail string
 }
 
-func (e *LimitError) Error() string       { return fmt.Sprintf("agent: %s: %s", e.Stop, e.Detail) }
+func (e *LimitError) Error() string        { return fmt.Sprintf("agent: %s: %s", e.Stop, e.Detail) }
 func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 
 // Exchange is one user message run to completion.
@@ -122,6 +122,7 @@ type Session struct {
 	cfg    Config
 	tools  Toolbox
 	sys    System
+	tr     Transcript
 	hist   []Msg
 	trace  *traceWriter
 	now    func() time.Time
@@ -202,10 +203,15 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 	}
 	// The system block is fixed here, once: text and core catalog.
-	s.sys = System{Text: text, Tools: s.tools.Core()}
+	s.sys = System{Text: text, Tools: s.tools.Core(), Now: now()}
 	if cfg.Constrained && len(s.sys.Tools) == 0 {
 		return nil, errors.New("agent: --constrained needs at least one tool")
 	}
+	tr, err := cfg.Renderer.Transcript(s.sys)
+	if err != nil {
+		return nil, err
+	}
+	s.tr = tr
 	return s, nil
 }
 
@@ -270,6 +276,9 @@ func (s *Session) Send(ctx context.Context, text string) (*Exchange, error) {
 	s.exchange++
 	s.retry.NewTurn()
 	s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleUser, Content: text}, Reminders: rem})
+	if s.trace != nil {
+		_ = s.trace.write(map[string]any{"type": "user", "agent": s.agentName(), "exchange": s.exchange, "content": text, "reminders": rem})
+	}
 	return s.loop(ctx)
 }
 
@@ -334,7 +343,7 @@ func (s *Session) finishTrace(ex *Exchange) {
 	if s.trace == nil {
 		return
 	}
-	_ = s.trace.write(map[string]any{"type": "exchange", "exchange": s.exchange, "stop": ex.Stop,
+	_ = s.trace.write(map[string]any{"type": "exchange", "agent": s.agentName(), "exchange": s.exchange, "stop": ex.Stop,
 		"retries": ex.Retries, "calls": ex.Calls, "answer": ex.Answer})
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -107,9 +108,10 @@ func TestCallThenAnswer(t *testing.T) {
 		}
 	}
 	lines := h.traceLines(t)
-	if len(lines) != 3 || lines[0]["type"] != "step" || lines[2]["type"] != "exchange" {
+	if len(lines) != 4 || lines[0]["type"] != "user" || lines[1]["type"] != "step" || lines[3]["type"] != "exchange" {
 		t.Fatalf("trace: %v", lines)
 	}
+	lines = lines[1:]
 	for _, k := range []string{"prompt_sha256", "prompt_bytes", "raw", "events", "calls", "results", "usage", "duration_ms", "attempts"} {
 		if _, ok := lines[0][k]; !ok {
 			t.Errorf("trace step lacks %q", k)
@@ -246,7 +248,7 @@ func TestFaultAfterOutputIsNotRetried(t *testing.T) {
 		t.Errorf("%d requests, %d runs, stop %s", len(h.b.reqs()), h.runs.n("w"), ex.Stop)
 	}
 	lines := h.traceLines(t)
-	if len(lines) != 1 || lines[0]["fault"] == nil || lines[0]["ran"] == nil {
+	if len(lines) != 2 || lines[1]["fault"] == nil || lines[1]["ran"] == nil {
 		t.Errorf("trace %v", lines)
 	}
 	// The session keeps what happened; the next message sees the result.
@@ -283,17 +285,45 @@ func TestDivergenceIsReported(t *testing.T) {
 	}
 }
 
-// clockRenderer puts a counter in the system text, a deliberately unstable
-// prefix.
+// clockRenderer re-renders every prompt whole with a counter in the
+// system text: a deliberately unstable prefix.
 type clockRenderer struct {
 	Renderer
-	n int
+	stamp func(n int) string
+	atEnd bool // the stamp ends the system text instead of starting it
 }
 
-func (c *clockRenderer) Prompt(sys System, hist []Msg) (string, error) {
-	c.n++
-	sys.Text = "Turn " + string(rune('0'+c.n)) + "\n" + sys.Text
-	return c.Renderer.Prompt(sys, hist)
+func (c *clockRenderer) Transcript(sys System) (Transcript, error) {
+	return &clockTranscript{c: c, sys: sys}, nil
+}
+
+type clockTranscript struct {
+	c   *clockRenderer
+	sys System
+	n   int
+}
+
+func (t *clockTranscript) system() System {
+	t.n++
+	sys := t.sys
+	stamp := fmt.Sprintf("Turn %d", t.n)
+	if t.c.stamp != nil {
+		stamp = t.c.stamp(t.n)
+	}
+	if t.c.atEnd {
+		sys.Text += "\n" + stamp
+	} else {
+		sys.Text = stamp + "\n" + sys.Text
+	}
+	return sys
+}
+
+func (t *clockTranscript) Prompt(hist []Msg) (string, error) {
+	return t.c.Renderer.Prompt(t.system(), hist)
+}
+
+func (t *clockTranscript) Messages(hist []Msg) ([]chat.Message, error) {
+	return t.c.Renderer.Messages(t.system(), hist)
 }
 
 func TestChatMode(t *testing.T) {
@@ -318,8 +348,8 @@ func TestChatMode(t *testing.T) {
 func TestConstrained(t *testing.T) {
 	h := newHarness(t, []reply{{text: `{"name":"read_file","arguments":{"path":"k"}}`}, {text: `{"answer":"k is fine"}`}}, func(c *Config) {
 		c.Constrained, c.RequireCall = true, true
+		c.Backend.(*scriptBackend).constrain = true
 	})
-	h.b.constrain = true
 	ex, err := h.s.Send(context.Background(), "k?")
 	if err != nil {
 		t.Fatal(err)

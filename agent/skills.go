@@ -168,12 +168,15 @@ func (s *Skills) Reminder() (string, error) {
 }
 
 // Tool is the skill tool: the model loads a skill's instructions itself.
+// The name is an enum of the skills, so a constrained model cannot name
+// one that does not exist.
 func (s *Skills) Tool() LocalTool {
+	names, _ := chat.Marshal(s.names())
 	return LocalTool{
 		Tool: chat.Tool{
 			Name:        "skill",
 			Description: "Load the instructions of a skill by name (see the skills list). Returns the skill's text.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the skill's name"},"arguments":{"type":"string","description":"text that replaces $ARGUMENTS in the skill"}},"required":["name"]}`),
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","enum":` + string(names) + `,"description":"the skill's name"},"arguments":{"type":"string","description":"text that replaces $ARGUMENTS in the skill"}},"required":["name"]}`),
 		},
 		Run: func(_ context.Context, args map[string]any) (string, error) {
 			name, _ := args["name"].(string)

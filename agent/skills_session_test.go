@@ -16,7 +16,7 @@ func TestSkillsInstructionsAndSubagent(t *testing.T) {
 		{text: hermesCall("skill", `{"name": "review", "arguments": "b.go"}`)},
 		{text: hermesCall("task", `{"description": "peek", "prompt": "read x and report"}`)},
 		{text: hermesCall("read_file", `{"path": "x"}`)}, // the sub-agent
-		{text: "x says hi"},                              // the sub-agent's answer
+		{text: "x says hi"}, // the sub-agent's answer
 		{text: "done"},
 	}, func(c *Config) {
 		c.Skills = skills
@@ -41,7 +41,7 @@ func TestSkillsInstructionsAndSubagent(t *testing.T) {
 			t.Errorf("first prompt lacks %q", want)
 		}
 	}
-	sys := p0[:strings.Index(p0, "<system-reminder>")]
+	sys := p0[:strings.Index(p0, "<|im_start|>user")]
 	if strings.Contains(sys, "Indent with tabs.") || !strings.Contains(sys, `"name": "task"`) || !strings.Contains(sys, `"name": "skill"`) {
 		t.Errorf("system block: reminders must not be in it, the task and skill tools must:\n%s", sys)
 	}
@@ -73,7 +73,7 @@ func TestSkillsInstructionsAndSubagent(t *testing.T) {
 	// The trace tells the sub-agent's steps apart.
 	subs := 0
 	for _, l := range h.traceLines(t) {
-		if l["agent"] == "sub1" {
+		if l["agent"] == "sub1" && l["type"] == "step" {
 			subs++
 		}
 	}

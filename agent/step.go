@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,8 +28,8 @@ type Step struct {
 	Raw         string            `json:"raw"`
 	Content     string            `json:"content"`
 	Events      []Event           `json:"events,omitempty"`
-	Calls       []chat.ToolCall   `json:"calls,omitempty"`
-	Results     []chat.ToolResult `json:"results,omitempty"`
+	Calls       []chat.ToolCall   `json:"-"`
+	Results     []chat.ToolResult `json:"-"`
 	Ran         []string          `json:"ran,omitempty"` // IDs of calls whose handler ran
 	Mistakes    []Mistake         `json:"mistakes,omitempty"`
 	Attempts    int               `json:"attempts"` // 1 + retries after faults with nothing consumed
@@ -83,12 +82,12 @@ func (s *Session) render(mustCall bool) (req backend.Request, key string, parser
 		return req, "", nil, fmt.Errorf("agent: parser: %w", err)
 	}
 	if s.cfg.Mode == backend.ModeChat {
-		if req.Messages, err = r.Messages(s.sys, s.hist); err != nil {
+		if req.Messages, err = s.tr.Messages(s.hist); err != nil {
 			return req, "", nil, fmt.Errorf("agent: render: %w", err)
 		}
 		return req, promptKey("", req.Messages), parser, nil
 	}
-	if req.Prompt, err = r.Prompt(s.sys, s.hist); err != nil {
+	if req.Prompt, err = s.tr.Prompt(s.hist); err != nil {
 		return req, "", nil, fmt.Errorf("agent: render: %w", err)
 	}
 	return req, req.Prompt, parser, nil
@@ -273,7 +272,8 @@ func (s *Session) writeStep(st *Step) {
 	if s.trace == nil {
 		return
 	}
-	_ = s.trace.write(traceStep{Type: "step", Agent: s.agentName(), Step: st, Usage: usageJSON(st.Usage), DurationMS: ms(st.Duration)})
+	_ = s.trace.write(traceStep{Type: "step", Agent: s.agentName(), Step: st, Calls: traceCalls(st.Calls),
+		Results: traceResults(st.Results), Usage: usageJSON(st.Usage), DurationMS: ms(st.Duration)})
 }
 
 func (s *Session) agentName() string {
@@ -287,19 +287,20 @@ type traceStep struct {
 	Type  string `json:"type"`
 	Agent string `json:"agent"`
 	*Step
-	Usage      traceUsage `json:"usage"`
-	DurationMS float64    `json:"duration_ms"`
+	Calls      []TraceCall   `json:"calls,omitempty"`
+	Results    []TraceResult `json:"results,omitempty"`
+	Usage      traceUsage    `json:"usage"`
+	DurationMS float64       `json:"duration_ms"`
 }
 
 type traceUsage struct {
-	PromptTokens    int      `json:"prompt_tokens"`
-	GeneratedTokens int      `json:"generated_tokens"`
-	CachedTokens    *int     `json:"cached_tokens,omitempty"`
-	TTFTMS          float64  `json:"ttft_ms"`
-	PromptMS        float64  `json:"prompt_ms"`
-	GenerateMS      float64  `json:"generate_ms"`
-	TotalMS         float64  `json:"total_ms"`
-	_               struct{} // keep positional literals out
+	PromptTokens    int     `json:"prompt_tokens"`
+	GeneratedTokens int     `json:"generated_tokens"`
+	CachedTokens    *int    `json:"cached_tokens,omitempty"`
+	TTFTMS          float64 `json:"ttft_ms"`
+	PromptMS        float64 `json:"prompt_ms"`
+	GenerateMS      float64 `json:"generate_ms"`
+	TotalMS         float64 `json:"total_ms"`
 }
 
 func usageJSON(u backend.Usage) traceUsage {
@@ -334,5 +335,3 @@ func (t *traceWriter) write(v any) error {
 	_, err = t.Write(append(data, '\n'))
 	return err
 }
-
-var _ = json.RawMessage(nil)

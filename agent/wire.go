@@ -1,6 +1,13 @@
 package agent
 
-import "errors"
+import (
+	"fmt"
+
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/parse"
+	"github.com/toolharness/toolharness/render"
+	"github.com/toolharness/toolharness/templates"
+)
 
 // RendererOptions choose a session's template family and tool format.
 type RendererOptions struct {
@@ -8,16 +15,189 @@ type RendererOptions struct {
 	Format   string // tool-call format ("" = the family's default)
 	Strict   bool   // parser repairs off
 	Verbatim bool   // framing safety off
+	// StopAfterCall adds the format's stop sequences (</tool_call>, …), so
+	// generation ends right after a call block. Off by default: it would
+	// cut parallel calls, and the server keeps the stop sequence's tokens
+	// in its KV cache while the transcript lacks them, so the next turn
+	// could not reuse the cache up to the end of the reply.
+	StopAfterCall bool
+}
+
+// renderer is the Renderer of package render, templates and parse.
+type renderer struct {
+	fam    templates.Family
+	format string
+	opts   RendererOptions
 }
 
 // NewRenderer returns the Renderer of a family and format.
 func NewRenderer(o RendererOptions) (Renderer, error) {
-	return nil, errors.New("agent: render not wired yet")
+	if o.Template == "" {
+		o.Template = "chatml"
+	}
+	fam, err := templates.Lookup(o.Template)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	format := o.Format
+	if format == "" {
+		format = fam.DefaultFormat
+	}
+	if _, err := parse.New(format, parse.Options{}); err != nil {
+		return nil, fmt.Errorf("agent: format %q: %w", format, err)
+	}
+	if _, err := render.Catalog(format, nil); err != nil {
+		return nil, fmt.Errorf("agent: format %q: %w", format, err)
+	}
+	return &renderer{fam: fam, format: format, opts: o}, nil
 }
 
-// coercesValues reports whether a format writes parameter values as raw
+func (r *renderer) Format() string { return r.format }
+
+func (r *renderer) Stop() []string {
+	stop := append([]string(nil), r.fam.Stop...)
+	if r.opts.StopAfterCall {
+		stop = append(stop, parse.StopSequences(r.format)...)
+	}
+	return stop
+}
+
+func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
+	return NewParser(r.format, parse.Options{Tools: tools, Strict: r.opts.Strict})
+}
+
+func (r *renderer) Catalog(tools []chat.Tool) (string, error) { return render.Catalog(r.format, tools) }
+
+func (r *renderer) FormatCall(call chat.ToolCall) (string, error) {
+	return render.FormatCall(r.format, call)
+}
+
+func (r *renderer) ErrorResult(call chat.ToolCall, problem string) chat.ToolResult {
+	return render.ErrorResult(r.format, call, problem, nil)
+}
+
+func (r *renderer) Diverge(prev, next string) *Divergence {
+	d := render.Diverge(prev, next)
+	if d == nil {
+		return nil
+	}
+	return &Divergence{Offset: d.Offset, Want: d.Prev, Got: d.Next}
+}
+
+// request is the stateless rendering of a whole conversation.
+func (r *renderer) request(sys System, hist []Msg) render.Request {
+	req := render.Request{Family: r.fam, Format: r.format, Tools: sys.Tools, Now: sys.Now, Verbatim: r.opts.Verbatim}
+	if sys.Text != "" {
+		req.Messages = append(req.Messages, chat.Message{Role: chat.RoleSystem, Content: sys.Text})
+	}
+	for _, m := range hist {
+		req.Messages = append(req.Messages, m.Message)
+	}
+	// Reminders belong to the newest user message.
+	for i := len(hist) - 1; i >= 0; i-- {
+		if hist[i].Role == chat.RoleUser {
+			req.Reminders = hist[i].Reminders
+			break
+		}
+	}
+	if len(req.Tools) == 0 {
+		req.Tools = nil
+	}
+	return req
+}
+
+func (r *renderer) Prompt(sys System, hist []Msg) (string, error) {
+	return render.Prompt(r.request(sys, hist))
+}
+
+func (r *renderer) Messages(sys System, hist []Msg) ([]chat.Message, error) {
+	return render.ChatMessages(r.request(sys, hist))
+}
+
+func (r *renderer) Transcript(sys System) (Transcript, error) {
+	tools := sys.Tools
+	if len(tools) == 0 {
+		tools = nil
+	}
+	s, err := render.NewSession(render.SessionConfig{Family: r.fam, Format: r.format, System: sys.Text, Tools: tools, Now: sys.Now, Verbatim: r.opts.Verbatim})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return &transcript{r: r, sys: sys, s: s}, nil
+}
+
+// transcript is the prefix builder of one session: render.Session in raw
+// mode; in chat mode the message lists already sent are kept as sent and
+// only the new part is taken from a fresh rendering.
+type transcript struct {
+	r    *renderer
+	sys  System
+	s    *render.Session
+	fed  int            // history messages given to s
+	sent []chat.Message // chat mode: the last list sent
+	seen int            // chat mode: history messages covered by sent
+}
+
+func (t *transcript) Prompt(hist []Msg) (string, error) {
+	var reminders []string
+	for i := t.fed; i < len(hist); {
+		m := hist[i]
+		switch m.Role {
+		case chat.RoleUser:
+			t.s.AddUser(m.Content)
+			reminders = append(reminders, m.Reminders...)
+			i++
+		case chat.RoleAssistant:
+			t.s.AddAssistant(m.Raw, m.ToolCalls)
+			i++
+		case chat.RoleTool:
+			var results []chat.ToolResult
+			for ; i < len(hist) && hist[i].Role == chat.RoleTool; i++ {
+				tm := hist[i].Message
+				results = append(results, chat.ToolResult{CallID: tm.ToolCallID, Name: tm.Name, Content: tm.Content, IsError: tm.IsError})
+			}
+			if err := t.s.AddResults(results); err != nil {
+				return "", fmt.Errorf("agent: %w", err)
+			}
+		default:
+			return "", fmt.Errorf("agent: a %s message cannot follow the start of a session", m.Role)
+		}
+	}
+	t.fed = len(hist)
+	p, err := t.s.Prompt(reminders...)
+	if err != nil {
+		return "", fmt.Errorf("agent: %w", err)
+	}
+	return p, nil
+}
+
+func (t *transcript) Messages(hist []Msg) ([]chat.Message, error) {
+	// Reminders go only with a user message that was never sent before.
+	req := t.r.request(t.sys, hist)
+	req.Reminders = nil
+	for i := len(hist) - 1; i >= t.seen; i-- {
+		if hist[i].Role == chat.RoleUser {
+			req.Reminders = hist[i].Reminders
+			break
+		}
+	}
+	out, err := render.ChatMessages(req)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if len(t.sent) > 0 {
+		if len(out) < len(t.sent) {
+			return nil, fmt.Errorf("agent: chat transcript shrank from %d to %d messages", len(t.sent), len(out))
+		}
+		out = append(append([]chat.Message(nil), t.sent...), out[len(t.sent):]...)
+	}
+	t.sent, t.seen = out, len(hist)
+	return out, nil
+}
+
+// CoercesValues reports whether a format writes parameter values as raw
 // text, so lossless coercions apply.
-func coercesValues(format string) bool {
+func CoercesValues(format string) bool {
 	switch format {
 	case "xml", "qwen3-coder", "tags":
 		return true

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -39,6 +41,11 @@ func FromParse(res parse.Result) ParseResult {
 		out.Errors = append(out.Errors, Problem{Kind: string(e.Kind), Message: e.Message})
 	}
 	return out
+}
+
+// notRun is the handler of tools registered only to validate calls.
+func notRun(context.Context, json.RawMessage) (string, error) {
+	return "", errors.New("bench: tool registered for validation only")
 }
 
 // RegistryValidator validates calls with package registry, one registry
@@ -82,7 +89,7 @@ func (v *RegistryValidator) registryFor(tools []chat.Tool) (*registry.Registry, 
 	}
 	r := registry.New(registry.Options{})
 	for _, t := range tools {
-		if err := r.Register(registry.Spec{Tool: t}); err != nil {
+		if err := r.Register(registry.Spec{Tool: t, Handler: notRun}); err != nil {
 			return nil, fmt.Errorf("bench: registering %s: %w", t.Name, err)
 		}
 	}

@@ -18,13 +18,15 @@ import (
 // of the matrix (or one recorded output scored offline).
 type Record struct {
 	// ID is the case id (or the corpus record's id).
-	ID       string `json:"id"`
-	Model    string `json:"model"`
-	Format   string `json:"format"`
-	Mode     string `json:"mode"`
-	Category string `json:"category,omitempty"`
-	Endpoint string `json:"endpoint,omitempty"`
-	Repeat   int    `json:"repeat"`
+	ID     string `json:"id"`
+	Model  string `json:"model"`
+	Format string `json:"format"`
+	// FormatUsed is the format actually prompted when Format is "auto".
+	FormatUsed string `json:"format_used,omitempty"`
+	Mode       string `json:"mode"`
+	Category   string `json:"category,omitempty"`
+	Endpoint   string `json:"endpoint,omitempty"`
+	Repeat     int    `json:"repeat"`
 	// Attempt is 0 for the first try, k for the k-th retry.
 	Attempt int `json:"attempt"`
 	// Final marks the last attempt of the case; its Retries and Success
@@ -228,4 +230,13 @@ func rewrite(path string, recs []Record) error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	return nil
+}
+
+// WriteResults replaces DIR/results.jsonl with recs (for scoring runs that
+// are recomputed whole, such as `bench corpus`).
+func WriteResults(dir string, recs []Record) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return rewrite(filepath.Join(dir, ResultsFile), recs)
 }

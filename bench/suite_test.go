@@ -57,7 +57,7 @@ func TestDefaultSuiteAcceptsCorrectAnswers(t *testing.T) {
 		"awkward_code":            {{Name: "write_file", Arguments: json.RawMessage(`{"path":"cmp.c","content":"if (a < b && b > c) { printf(\"<ok> & done\\n\"); }"}`)}},
 		"awkward_unicode":         {{Name: "send_email", Arguments: json.RawMessage(`{"to":"zoë@example.com","subject":"Café ☕ 東京","body":"Grüße aus Köln 🎉"}`)}},
 		"awkward_quotes_newlines": {{Name: "write_file", Arguments: json.RawMessage(`{"path":"quote.txt","content":"She said \"it's 5 o'clock\" \\ then left.\nPath: C:\\temp\\new"}`)}},
-		"awkward_long_string": {{Name: "write_file", Arguments: json.RawMessage(`{"path":"lorem.txt","content":"Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum."}`)}},
+		"awkward_long_string":     {{Name: "write_file", Arguments: json.RawMessage(`{"path":"lorem.txt","content":"Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum."}`)}},
 	}
 	for _, c := range s.Cases {
 		calls, ok := good[c.ID]

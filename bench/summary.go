@@ -19,7 +19,7 @@ type Summary struct {
 // (a retry sees the error message and is a different question);
 // missed-call and wrong-tool rates count first attempts of cases that
 // expect calls, false-call rates those of restraint cases; success rates
-// count cases. Attempts that failed in the harness or server (Error set)
+// count cases that have an expectation. Attempts that failed in the harness or server (Error set)
 // are counted in Errors and left out of every rate.
 type Group struct {
 	Model  string `json:"model"`
@@ -43,7 +43,7 @@ type Group struct {
 	MeanRetries    float64    `json:"mean_retries"`
 
 	// FailureKinds counts first attempts by the lenient parser's first
-	// error kind; StrictFailureKinds by the strict parser's.
+	// error kind; StrictFailureKinds by StrictFailureKind.
 	FailureKinds       map[string]int `json:"failure_kinds,omitempty"`
 	StrictFailureKinds map[string]int `json:"strict_failure_kinds,omitempty"`
 	Verdicts           map[string]int `json:"verdicts"`
@@ -139,7 +139,10 @@ func summarizeGroup(k groupKey, recs []Record) Group {
 		if r.Final {
 			g.Cases++
 			g.Verdicts[string(r.Verdict)]++
-			if r.Error == "" || r.Attempt > 0 {
+			// Success needs something to be right about: cases without an
+			// expectation (some corpus records) count only in parse rates.
+			scored := len(r.Expected) > 0 || r.ExpectNoCall
+			if scored && (r.Error == "" || r.Attempt > 0) {
 				ok := r.Success
 				first.add(ok && r.Retries == 0)
 				w1.add(ok && r.Retries <= 1)
@@ -172,14 +175,15 @@ func summarizeGroup(k groupKey, recs []Record) Group {
 		if r.Attempt != 0 {
 			continue
 		}
-		strict.add(r.Strict.Failed())
+		strictKind := StrictFailureKind(r.Strict, r.Lenient)
+		strict.add(strictKind != "")
 		lenient.add(r.Lenient.Failed())
 		schema.add(len(r.SchemaErrors) > 0)
 		if kind := r.Lenient.FailureKind(); kind != "" {
 			inc(&g.FailureKinds, kind)
 		}
-		if kind := r.Strict.FailureKind(); kind != "" {
-			inc(&g.StrictFailureKinds, kind)
+		if strictKind != "" {
+			inc(&g.StrictFailureKinds, strictKind)
 		}
 		if len(r.Expected) > 0 {
 			wrong.add(r.Verdict == VerdictWrongTool)

@@ -45,6 +45,38 @@ func (p ParseResult) FailureKind() string {
 	return ""
 }
 
+// cleanCalls counts calls without an error.
+func (p ParseResult) cleanCalls() int {
+	n := 0
+	for _, c := range p.Calls {
+		if c.Error == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// StrictFailureKind says why the strict parser failed on an output, ""
+// when it did not. A strict parser does not report an error for a call it
+// does not recognise (a fenced call is just text to it), so a strict
+// failure is either an error it reports or a call the lenient parser
+// recovered that the strict one missed; the latter is "needs_" plus the
+// first repair the lenient parser made ("needs_code_fence").
+func StrictFailureKind(strict, lenient ParseResult) string {
+	if k := strict.FailureKind(); k != "" {
+		return k
+	}
+	if strict.cleanCalls() >= lenient.cleanCalls() {
+		return ""
+	}
+	for _, c := range lenient.Calls {
+		if c.Error == nil && len(c.Repairs) > 0 {
+			return "needs_" + c.Repairs[0]
+		}
+	}
+	return "missed_by_strict"
+}
+
 // KindUnknownTool is the parser's error kind for a call naming a tool the
 // catalog does not have; the benchmark scores it as a wrong tool.
 const KindUnknownTool = "unknown_tool"

@@ -47,6 +47,11 @@ type block struct {
 	quote byte
 	esc   bool
 
+	// jmode: 0 undecided, 1 the tag holds a JSON value that is tracked,
+	// 2 plain content; jend is where that value ended (0: not yet).
+	jmode uint8
+	jend  int
+
 	closed, reopened, trailed bool
 	startSent, earlyDone      bool
 }
@@ -88,6 +93,11 @@ func (b *block) advance(old int, eof bool) (status, int) {
 	case kTag, kFence, kHarmony:
 		if b.phase == 1 {
 			return b.trailer(eof)
+		}
+		if b.op.kind == kTag && b.op.reopen && (b.op.dec == dJSON || b.op.dec == dToolCall) && b.jmode != 2 {
+			if st, end, ok := b.jsonInTag(eof); ok {
+				return st, end
+			}
 		}
 		closer := b.op.closer
 		from := max(b.vstart, old-len(closer)+1)
@@ -137,6 +147,55 @@ func (b *block) advance(old int, eof bool) (status, int) {
 		}
 		return stMore, 0
 	}
+}
+
+// jsonInTag handles a lenient tag block whose content is a JSON value:
+// after the value only the closing marker may follow; anything else ends
+// the block there (missing_close_tag), so prose after an unclosed call
+// stays content. ok is false when the content is not JSON.
+func (b *block) jsonInTag(eof bool) (status, int, bool) {
+	buf := b.buf
+	if b.jmode == 0 {
+		j := skipWS(buf, b.vstart)
+		if j >= len(buf) {
+			if eof {
+				return 0, 0, false
+			}
+			return stMore, 0, true
+		}
+		if buf[j] != '{' && buf[j] != '[' {
+			b.jmode = 2
+			return 0, 0, false
+		}
+		b.jmode, b.vpos = 1, j
+	}
+	if b.jend == 0 {
+		end := b.track()
+		if end < 0 {
+			if eof {
+				b.vend = len(buf)
+				return stDone, len(buf), true
+			}
+			return stMore, 0, true
+		}
+		b.jend = end
+	}
+	t := b.op.closer
+	j := skipWS(buf, b.jend)
+	rem := len(buf) - j
+	switch {
+	case rem >= len(t) && string(buf[j:j+len(t)]) == t:
+		b.vend, b.closed = j, true
+		return stDone, j + len(t), true
+	case rem < len(t) && string(buf[j:]) == t[:rem] && !eof:
+		return stMore, 0, true
+	case rem == 0 && eof:
+		// The closer was a stop sequence.
+		b.vend = len(buf)
+		return stDone, len(buf), true
+	}
+	b.vend, b.reopened = b.jend, true
+	return stDone, b.jend, true
 }
 
 // afterClose is where a closed block's main part ends.

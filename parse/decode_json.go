@@ -15,6 +15,11 @@ var argKeys = []string{"arguments", "parameters", "args", "input", "params"}
 // calls is the format's own syntax (mistral) rather than a repair.
 func (p *Parser) decodeJSON(content string, base int, native string, arrayNative bool) ([]dcall, *Error) {
 	strict := p.opts.Strict
+	if !strict {
+		if calls, ok := p.missingBraces(content, base, native); ok {
+			return calls, nil
+		}
+	}
 	r := relaxed{s: content, strict: strict}
 	var vals []any
 	for {
@@ -28,11 +33,6 @@ func (p *Parser) decodeJSON(content string, base int, native string, arrayNative
 		}
 		v, err := r.value()
 		if err != nil {
-			if len(vals) == 0 && !strict {
-				if calls, ok := p.missingBraces(content, base, native); ok {
-					return calls, nil
-				}
-			}
 			return p.jsonCalls(vals, r.repairs, native, arrayNative, base), jsonErr(err, base, "the tool call")
 		}
 		vals = append(vals, v)

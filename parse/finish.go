@@ -44,6 +44,14 @@ func (p *Parser) finish(end int, eof bool) {
 			return
 		}
 	}
+	// The call start a stream would have emitted early, emitted now if it
+	// was not, so that every chunking gives the same events.
+	if !b.startSent && b.op.dec != dMistral {
+		if name, ok := b.scanName(); ok && (!b.op.tentative || p.acceptable(name)) {
+			b.startSent = true
+			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
+		}
+	}
 	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil) {
 		p.emitErr(KindTruncated, b.start, truncatedMsg(b.op), raw)
 		return
@@ -64,13 +72,7 @@ func (p *Parser) finish(end int, eof bool) {
 	for i, c := range calls {
 		id := p.callID(p.ncalls)
 		if i > 0 || !b.startSent {
-			name := c.name
-			if i == 0 {
-				if n, ok := b.scanName(); ok {
-					name = n
-				}
-			}
-			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: name, Offset: b.start}})
+			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: c.name, Offset: b.start}})
 		}
 		if c.id != "" {
 			id = c.id

@@ -59,7 +59,10 @@ type opener struct {
 type table struct {
 	ops     []opener
 	byFirst [256][]int
-	maxLen  int
+	// first marks the bytes a marker can start with, for the fast skip
+	// over prose.
+	first  [256]bool
+	maxLen int
 }
 
 func newTable(ops []opener) *table {
@@ -74,6 +77,7 @@ func newTable(ops []opener) *table {
 	}
 	for i, op := range t.ops {
 		t.byFirst[op.marker[0]] = append(t.byFirst[op.marker[0]], i)
+		t.first[op.marker[0]] = true
 		if len(op.marker) > t.maxLen {
 			t.maxLen = len(op.marker)
 		}

@@ -168,10 +168,10 @@ func (p *Parser) resumeHeld(s string, eof bool) string {
 // because the longer marker may still complete.
 func scan[T string | []byte](t *table, s T, limit int, eof bool) (pos, op int, partial bool) {
 	for i := 0; i < limit; i++ {
-		cands := t.byFirst[s[i]]
-		if len(cands) == 0 {
+		if !t.first[s[i]] {
 			continue
 		}
+		cands := t.byFirst[s[i]]
 		best, bestLen, part := -1, 0, -1
 		for _, k := range cands {
 			m := t.ops[k].marker
@@ -205,8 +205,29 @@ func (p *Parser) open(op int) {
 	p.pos += len(o.marker)
 }
 
-// blockFeed appends s to the open block and acts on what advance decides.
+// blockPiece bounds how much of a chunk is appended to a block before
+// looking for its end, so that a block ending early in a large chunk does
+// not copy the rest of the chunk (cost stays linear in the input).
+const blockPiece = 512
+
+// blockFeed appends s to the open block piece by piece and acts on what
+// advance decides; it returns what follows the block.
 func (p *Parser) blockFeed(s string) string {
+	for len(s) > 0 {
+		n := min(len(s), blockPiece)
+		rest, done := p.blockPieceFeed(s[:n])
+		if done {
+			// rest is a suffix of the piece.
+			return s[n-len(rest):]
+		}
+		s = s[n:]
+	}
+	return ""
+}
+
+// blockPieceFeed feeds one piece; done reports that the block is no longer
+// open, and rest is the part of the piece that follows it.
+func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 	b := &p.b
 	old := len(b.buf)
 	b.buf = append(b.buf, s...)
@@ -215,20 +236,20 @@ func (p *Parser) blockFeed(s string) string {
 	switch st {
 	case stMore:
 		p.early()
-		return ""
+		return "", false
 	case stDone:
 		p.pos = b.start + end
 		if end >= old {
 			p.finish(end, false)
-			return s[end-old:]
+			return s[end-old:], true
 		}
 		back := string(b.buf[end:old])
 		p.finish(end, false)
 		p.feed(back, false)
-		return s
+		return s, true
 	default: // stReject
 		p.reject(old)
-		return s
+		return s, true
 	}
 }
 

@@ -428,12 +428,63 @@ func isIdentByte(c byte) bool {
 }
 
 // encode writes an ordered value as compact JSON.
-func encode(v any) []byte {
-	b, err := chat.EncodeOrdered(v)
-	if err != nil {
-		// Only strings with invalid UTF-8 can fail here; the decoder
-		// above never produces other types.
-		return []byte("{}")
+func encode(v any) []byte { return appendJSON(make([]byte, 0, 64), v) }
+
+// appendJSON writes an ordered value as compact JSON without HTML
+// escaping. Strings that need no escaping (nearly all) are copied as is;
+// the others go through chat.Marshal.
+func appendJSON(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case *chat.Object:
+		b = append(b, '{')
+		for i, m := range x.Members {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, m.Key)
+			b = append(b, ':')
+			b = appendJSON(b, m.Value)
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, e)
+		}
+		return append(b, ']')
+	case json.Number:
+		return append(b, x...)
+	case string:
+		return appendString(b, x)
+	case bool:
+		if x {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case nil:
+		return append(b, "null"...)
 	}
-	return b
+	data, err := chat.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, data...)
+}
+
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			data, err := chat.Marshal(s)
+			if err != nil {
+				return append(b, `""`...)
+			}
+			return append(b, data...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

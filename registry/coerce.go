@@ -48,7 +48,7 @@ func coerce(v any, s *jsonschema.Schema, loc []string, out *[]Coercion) any {
 		}
 		return x
 	case string:
-		if s.Types == nil || s.Types.IsEmpty() || s.Validate(x) == nil {
+		if s.Types == nil || s.Types.IsEmpty() || safeValidate(s, x) == nil {
 			return v
 		}
 		nv, ok := coerceString(x, s.Types.ToStrings())

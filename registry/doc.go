@@ -20,6 +20,10 @@
 //	r.DeferredReminder() string    // the reminder naming deferred tools ("" when none)
 //	r.CatalogSavings() Savings     // estimated catalog tokens saved by deferring (bytes/4)
 //	r.Lookup(name) (chat.Tool, bool)
+//	r.SideEffects(name) bool; r.IsDeferred(name) bool
+//	r.Search(query, n) (tools []chat.Tool, missing []string)   // what tool_search runs
+//	r.Loaded() []string            // deferred tools tool_search has returned
+//	registry.CompileSchema(schema) (*jsonschema.Schema, error)  // errors are *SchemaError{Tool, Keyword}
 //
 //	v, err := r.Validate(call)     // err is *registry.Error; v.Call.Arguments are coerced
 //	outs := r.Execute(ctx, calls)  // validate, approve, run concurrently; one Outcome per call, in call order
@@ -30,6 +34,10 @@
 //	t := p.NewTracker(); d := t.Mistake(registry.MistakeInvalidArguments); t.Success(); t.NewTurn(); t.Stats()
 //
 //	findings := registry.Lint(tools)     // catalog review for `toolharness tools lint`
+//	registry.MistakeOf(kind) (Mistake, bool)  // which call failures count as model mistakes
+//
+// Approval: Options.Approver is an Approver (Approve(ctx, call) (bool,
+// error)); ApproverFunc, ApproveAll (--yes) and DenyAll (--deny) are given.
 //
 // Errors: every validation or execution failure is a *Error with a Kind
 // (unknown_tool, invalid_arguments, malformed_arguments, denied, timeout,

@@ -42,7 +42,7 @@ func exampleArgs(e *entry, inst any) json.RawMessage {
 		}
 		v, ok := given[name]
 		switch {
-		case ok && sub != nil && sub.Validate(v) == nil:
+		case ok && sub != nil && safeValidate(sub, v) == nil:
 			obj.Members = append(obj.Members, chat.Member{Key: name, Value: v})
 		case ok || required[name]:
 			obj.Members = append(obj.Members, chat.Member{Key: name, Value: placeholder(sub, name)})
@@ -124,7 +124,7 @@ func typedPlaceholder(s *jsonschema.Schema, typ, name string) any {
 	// The first candidate the schema accepts; else the first one, which
 	// still shows the type.
 	for _, c := range cands {
-		if s.Validate(c) == nil {
+		if safeValidate(s, c) == nil {
 			return c
 		}
 	}

@@ -97,7 +97,11 @@ func (r *Registry) Execute(ctx context.Context, calls []chat.ToolCall) []Outcome
 // without an id are not tracked.
 func (r *Registry) ExecuteOne(ctx context.Context, call chat.ToolCall) Outcome {
 	if call.ID != "" {
-		if o, ok := r.claim(ctx, call.ID); ok {
+		o, done, err := r.claim(ctx, call.ID)
+		if err != nil {
+			return r.fail(call, err)
+		}
+		if done {
 			o.Duplicate = true
 			return o
 		}
@@ -111,25 +115,25 @@ func (r *Registry) ExecuteOne(ctx context.Context, call chat.ToolCall) Outcome {
 
 // claim returns the earlier outcome of id, waiting for a concurrent run of
 // the same id to end; or marks id as running and returns false.
-func (r *Registry) claim(ctx context.Context, id string) (Outcome, bool) {
+func (r *Registry) claim(ctx context.Context, id string) (Outcome, bool, *Error) {
 	for {
 		r.mu.Lock()
 		if o, ok := r.executed[id]; ok {
 			r.mu.Unlock()
-			return *o, true
+			return *o, true, nil
 		}
 		wait, busy := r.running[id]
 		if !busy {
 			r.running[id] = make(chan struct{})
 			r.mu.Unlock()
-			return Outcome{}, false
+			return Outcome{}, false, nil
 		}
 		r.mu.Unlock()
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return Outcome{Call: chat.ToolCall{ID: id}, Err: &Error{Kind: KindCanceled, CallID: id, Err: ctx.Err(),
-				Message: "Error: the call was canceled."}}, true
+			return Outcome{}, false, &Error{Kind: KindCanceled, CallID: id, Err: ctx.Err(),
+				Message: "Error: the call was canceled."}
 		}
 	}
 }

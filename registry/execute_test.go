@@ -195,3 +195,46 @@ func TestResultCap(t *testing.T) {
 		t.Errorf("uncapped: truncated %v len %d", o.Truncated, len(o.Result.Content))
 	}
 }
+
+func TestPerToolTimeoutAndQueuedCancel(t *testing.T) {
+	r := New(Options{CallTimeout: time.Hour, MaxConcurrency: 1})
+	block := func(ctx context.Context, _ json.RawMessage) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	if err := r.Register(Spec{Tool: chat.Tool{Name: "quick"}, Handler: block, Timeout: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	o := r.ExecuteOne(context.Background(), chat.ToolCall{ID: "t", Name: "quick"})
+	if o.Err == nil || o.Err.Kind != KindTimeout || !strings.Contains(o.Result.Content, "20ms") {
+		t.Fatalf("per-tool timeout: %+v", o)
+	}
+	// With one slot, the second call waits in the queue; cancelling
+	// reports it canceled without running it.
+	reg(t, r, "hold", block, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	outs := r.Execute(ctx, []chat.ToolCall{{ID: "1", Name: "hold"}, {ID: "2", Name: "hold"}})
+	for i, o := range outs {
+		if o.Err == nil || o.Err.Kind != KindCanceled {
+			t.Errorf("call %d: %+v", i, o)
+		}
+	}
+	if outs[1].Ran {
+		t.Error("the queued call ran after cancellation")
+	}
+}
+
+func TestCoerceNull(t *testing.T) {
+	r := New(Options{Coerce: true})
+	if err := r.Register(Spec{Tool: chat.Tool{Name: "f", Parameters: json.RawMessage(`{"type":"object","properties":{"n":{"type":"null"},"s":{"type":["string","null"]}}}`)}, Handler: nop}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := r.Validate(chat.ToolCall{Name: "f", Arguments: json.RawMessage(`{"n":"null","s":"null"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(v.Call.Arguments) != `{"n":null,"s":"null"}` || len(v.Coercions) != 1 {
+		t.Errorf("got %s %v", v.Call.Arguments, v.Coercions)
+	}
+}

@@ -21,6 +21,18 @@ func FuzzValidate(f *testing.F) {
 	f.Add(`{"type":"object","properties":{"n":{"type":"number","exclusiveMinimum":0.5,"multipleOf":0.1}},"required":["n","m"]}`, `{}`, true)
 	f.Add(`{}`, `[`, false)
 	f.Add(`{"type":"object","properties":{"s":{"type":"string","pattern":"^a+$","minLength":1e2}}}`, `{"s":"\u00e9\u0000"}`, true)
+	f.Add(weatherSchema, `{"city":"Paris","days":1,"ratio":1e-9999999}`, false)
+	f.Add(`{"type":"object","properties":{"n":{"minimum":1e-9999999}}}`, `{"n":1}`, false)
+	// Real calls from local models, with the schemas they were given.
+	regs := realRegistries(f)
+	for i, c := range readRealCalls(f) {
+		if i%4 != 0 {
+			continue // a quarter of them is seed enough
+		}
+		if tool, ok := regs[c.Set].Lookup(c.Name); ok {
+			f.Add(string(tool.Parameters), string(c.Arguments), i%8 == 0)
+		}
+	}
 	f.Fuzz(func(t *testing.T, schema, args string, coerce bool) {
 		r := New(Options{Coerce: coerce})
 		if err := r.Register(Spec{Tool: chat.Tool{Name: "t", Parameters: json.RawMessage(schema)}, Handler: nop}); err != nil {

@@ -191,7 +191,7 @@ func CompileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, &SchemaError{Err: err}
 	}
-	sch, err := c.Compile(loc)
+	sch, err := safeCompile(c, loc)
 	if err != nil {
 		return nil, &SchemaError{Keyword: schemaErrorKeyword(err), Err: errors.New(schemaErrorText(err))}
 	}
@@ -393,4 +393,15 @@ func (r *Registry) renderCatalog(tools []chat.Tool) (string, error) {
 		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// safeCompile compiles, turning a panic inside the library (seen with
+// numbers beyond its range) into a SchemaError.
+func safeCompile(c *jsonschema.Compiler, loc string) (sch *jsonschema.Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			sch, err = nil, fmt.Errorf("the schema compiler failed: %v", p)
+		}
+	}()
+	return c.Compile(loc)
 }

@@ -85,8 +85,8 @@ func TestToolSearch(t *testing.T) {
 	if got := search("zebra"); !strings.HasPrefix(got, `No deferred tool matches "zebra".`) {
 		t.Errorf("no match: %s", got)
 	}
-	if diff := cmp.Diff([]string{"calendar_create", "email_create", "email_archive", "email_delete", "hotel_sync"}, r.Loaded()); diff != "" {
-		// BM25 with name ties broken by name: stable.
+	if diff := cmp.Diff([]string{"calendar_create", "email_create", "email_delete", "email_archive", "hotel_sync"}, r.Loaded()); diff != "" {
+		// Registration order; which ones: BM25 with name ties broken by name.
 		t.Errorf("loaded (informational) (-want +got):\n%s", diff)
 	}
 

@@ -70,7 +70,10 @@ func (r *Registry) Validate(call chat.ToolCall) (Validated, error) {
 	if err != nil {
 		return Validated{}, r.malformed(call, e, fmt.Sprintf("the arguments are not valid JSON (%v)", err))
 	}
-	if err := e.schema.Validate(inst); err != nil {
+	if bad := hugeNumbers(inst, nil); len(bad) > 0 {
+		return Validated{}, r.outOfRange(call, e, inst, bad)
+	}
+	if err := safeValidate(e.schema, inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return Validated{}, &Error{Kind: KindInvalidArguments, Tool: call.Name, CallID: call.ID, Err: err,
@@ -197,13 +200,13 @@ func describe(root *jsonschema.Schema, inst any, v *jsonschema.ValidationError) 
 	case *kind.MaxLength:
 		return one(fmt.Sprintf("expected at most %d characters, given %d", k.Want, k.Got))
 	case *kind.Minimum:
-		return one(fmt.Sprintf("expected a number >= %s, given %s", ratString(k.Want), show(given)))
+		return one(fmt.Sprintf("expected %s >= %s, given %s", numberNoun(root, inst, v.InstanceLocation), ratString(k.Want), show(given)))
 	case *kind.Maximum:
-		return one(fmt.Sprintf("expected a number <= %s, given %s", ratString(k.Want), show(given)))
+		return one(fmt.Sprintf("expected %s <= %s, given %s", numberNoun(root, inst, v.InstanceLocation), ratString(k.Want), show(given)))
 	case *kind.ExclusiveMinimum:
-		return one(fmt.Sprintf("expected a number > %s, given %s", ratString(k.Want), show(given)))
+		return one(fmt.Sprintf("expected %s > %s, given %s", numberNoun(root, inst, v.InstanceLocation), ratString(k.Want), show(given)))
 	case *kind.ExclusiveMaximum:
-		return one(fmt.Sprintf("expected a number < %s, given %s", ratString(k.Want), show(given)))
+		return one(fmt.Sprintf("expected %s < %s, given %s", numberNoun(root, inst, v.InstanceLocation), ratString(k.Want), show(given)))
 	case *kind.MultipleOf:
 		return one(fmt.Sprintf("expected a multiple of %s, given %s", ratString(k.Want), show(given)))
 	case *kind.MinItems:
@@ -228,6 +231,17 @@ func describe(root *jsonschema.Schema, inst any, v *jsonschema.ValidationError) 
 		return one("not allowed")
 	}
 	return one(v.ErrorKind.LocalizedString(printer()))
+}
+
+// numberNoun is "an integer" when the schema at loc only allows
+// integers, else "a number".
+func numberNoun(root *jsonschema.Schema, inst any, loc []string) string {
+	if s := subSchema(root, inst, loc); s != nil && s.Types != nil {
+		if t := s.Types.ToStrings(); len(t) == 1 && t[0] == "integer" {
+			return "an integer"
+		}
+	}
+	return "a number"
 }
 
 // describeSchema says in a few words what a schema accepts: "string",
@@ -443,4 +457,68 @@ func ratString(r *big.Rat) string {
 	}
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// maxExponent bounds number literals: beyond float64's range the
+// validator's exact arithmetic would build numbers with millions of digits
+// (or, for unparsable ones, panic), so such literals are refused first.
+const maxExponent = 400
+
+// hugeNumbers returns the locations of number literals with an absurd
+// exponent or length.
+func hugeNumbers(v any, loc []string) [][]string {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if len(s) > maxExponent {
+			return [][]string{loc}
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+			if err != nil || exp > maxExponent || exp < -maxExponent {
+				return [][]string{loc}
+			}
+		}
+	case map[string]any:
+		var out [][]string
+		for k, e := range x {
+			out = append(out, hugeNumbers(e, append(append([]string(nil), loc...), k))...)
+		}
+		return out
+	case []any:
+		var out [][]string
+		for i, e := range x {
+			out = append(out, hugeNumbers(e, append(append([]string(nil), loc...), strconv.Itoa(i)))...)
+		}
+		return out
+	}
+	return nil
+}
+
+func (r *Registry) outOfRange(call chat.ToolCall, e *entry, inst any, locs [][]string) *Error {
+	var causes []Cause
+	for _, loc := range locs {
+		causes = append(causes, Cause{Path: displayPath(inst, loc), Keyword: "type",
+			Text: fmt.Sprintf("expected a number of ordinary size, given %s", show(valueAt(inst, loc)))})
+	}
+	sort.Slice(causes, func(i, j int) bool { return causes[i].Path < causes[j].Path })
+	ex := r.formatCall(chat.ToolCall{Name: call.Name, Arguments: exampleArgs(e, nil)})
+	var b strings.Builder
+	fmt.Fprintf(&b, "Invalid arguments for %s:\n", call.Name)
+	for _, c := range causes {
+		fmt.Fprintf(&b, "- %s\n", c)
+	}
+	fmt.Fprintf(&b, "A valid call looks like:\n%s", ex)
+	return &Error{Kind: KindInvalidArguments, Tool: call.Name, CallID: call.ID, Causes: causes, Example: ex, Message: b.String()}
+}
+
+// safeValidate runs the validator, turning a panic inside the library into
+// an error: model output must never crash the harness.
+func safeValidate(s *jsonschema.Schema, inst any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("registry: the schema validator failed on these arguments: %v", p)
+		}
+	}()
+	return s.Validate(inst)
 }

@@ -91,6 +91,7 @@ func TestValidateModelMessages(t *testing.T) {
 		{"const", "get_weather", `{"city":"Paris","days":1,"mode":"slow"}`, KindInvalidArguments, []string{"const"}},
 		{"any_of", "get_weather", `{"city":"Paris","days":1,"when":true}`, KindInvalidArguments, []string{"anyOf"}},
 		{"nullable", "get_weather", `{"city":"Paris","days":1,"note":5}`, KindInvalidArguments, []string{"type"}},
+		{"huge_number", "get_weather", `{"city":"Paris","days":1,"ratio":1e-9999999,"detail":{"level":1e401}}`, KindInvalidArguments, []string{"type", "type"}},
 		{"not_object", "get_weather", `[1,2]`, KindMalformedArguments, []string{"type"}},
 		{"not_json", "get_weather", `{"city":`, KindMalformedArguments, []string{"type"}},
 		{"unknown_tool_close", "get_wheather", `{}`, KindUnknownTool, nil},

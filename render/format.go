@@ -151,10 +151,9 @@ func FormatCalls(format string, calls []chat.ToolCall) (string, error) {
 		}
 		b.WriteString("]")
 	case FormatHarmony:
+		// One message per call; gpt-oss stops at <|call|>, so a turn
+		// normally holds one, and parse reads consecutive ones.
 		for i, c := range calls {
-			if i > 0 {
-				b.WriteString("<|start|>assistant")
-			}
 			a, err := chat.EncodeOrdered(args[i])
 			if err != nil {
 				return "", err

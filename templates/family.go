@@ -122,29 +122,37 @@ func Families() ([]Family, error) {
 	return out, nil
 }
 
-// Names returns the family names, sorted.
+// Names returns the family names, sorted (each family's definition file is
+// named after it).
 func Names() []string {
-	fams, err := Families()
+	entries, err := familyFS.ReadDir("families")
 	if err != nil {
 		return nil
 	}
-	names := make([]string, len(fams))
-	for i, f := range fams {
-		names[i] = f.Name
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
 	}
+	sort.Strings(names)
 	return names
 }
 
-// Lookup returns the family called name.
+// Lookup returns the family called name, loading only its own files.
 func Lookup(name string) (Family, error) {
-	fams, err := Families()
-	if err != nil {
-		return Family{}, err
-	}
-	for _, f := range fams {
-		if f.Name == name {
-			return f, nil
+	for _, n := range Names() {
+		if n != name {
+			continue
 		}
+		f, err := loadFamily(name + ".yaml")
+		if err != nil {
+			return Family{}, err
+		}
+		if f.Name != name {
+			return Family{}, fmt.Errorf("templates: %s.yaml names the family %q", name, f.Name)
+		}
+		return f, nil
 	}
 	return Family{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownFamily, name, strings.Join(Names(), ", "))
 }
@@ -203,4 +211,10 @@ func (f Family) Render(in Input) (string, error) {
 		return "", fmt.Errorf("templates: %s: %w", f.Name, err)
 	}
 	return b.String(), nil
+}
+
+// Definition returns the family's definition file (YAML) as written.
+func (f Family) Definition() string {
+	data, _ := familyFS.ReadFile(path.Join("families", f.Name+".yaml"))
+	return string(data)
 }

@@ -142,3 +142,28 @@ func TestLookupUnknown(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestFamilyFilesNamedAfterFamilies(t *testing.T) {
+	fams, err := Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := Names()
+	if len(fams) != len(names) || len(fams) != 13 {
+		t.Fatalf("%d families, %d names", len(fams), len(names))
+	}
+	for i, f := range fams {
+		if f.Name != names[i] {
+			t.Errorf("family %q in file %s.yaml", f.Name, names[i])
+		}
+		if f.Definition() == "" || f.Source() == "" {
+			t.Errorf("%s: empty definition or template", f.Name)
+		}
+		if f.NativeFormat != "" && f.DefaultFormat != f.NativeFormat {
+			t.Errorf("%s: default format %s differs from native %s", f.Name, f.DefaultFormat, f.NativeFormat)
+		}
+		if len(f.Stop) == 0 || len(f.ControlTokens) == 0 || len(f.Fingerprints) == 0 {
+			t.Errorf("%s: stop tokens, control tokens and fingerprints are required", f.Name)
+		}
+	}
+}

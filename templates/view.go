@@ -133,11 +133,11 @@ func funcMap(family string) map[string]any {
 		"tojsonIndent": func(indent int, v any) (string, error) {
 			return PyJSON(v, indent)
 		},
-		"string": PyStr,
-		"trim":   func(s string) string { return strings.Trim(s, " \t\n\r\v\f") },
-		"strip":  func(cut, s string) string { return strings.Trim(s, cut) },
-		"lstrip": func(cut, s string) string { return strings.TrimLeft(s, cut) },
-		"rstrip": func(cut, s string) string { return strings.TrimRight(s, cut) },
+		"string":    PyStr,
+		"trim":      func(s string) string { return strings.Trim(s, " \t\n\r\v\f") },
+		"strip":     func(cut, s string) string { return strings.Trim(s, cut) },
+		"lstrip":    func(cut, s string) string { return strings.TrimLeft(s, cut) },
+		"rstrip":    func(cut, s string) string { return strings.TrimRight(s, cut) },
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,
@@ -164,7 +164,7 @@ func funcMap(family string) map[string]any {
 			}
 			return s[len(s)-n:]
 		},
-		"len1": func(s string) int { return len([]rune(s)) },
+		"len1":   func(s string) int { return len([]rune(s)) },
 		"tsType": tsType,
 		"pyType": pyType,
 		"inList": func(s string, list any) bool {

@@ -35,6 +35,7 @@ func TestServerErrors(t *testing.T) {
 		// is constructed in the documented error shape.
 		{name: "context exceeded", replies: []reply{{status: 400, body: `{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}`}},
 			kind: backend.KindContextOverflow, status: 400, message: "the request exceeds the available context size", attempts: 1},
+		{name: "JSON error with status 200 to a streamed request", replies: []reply{{body: `{"error":{"code":500,"message":"slot unavailable","type":"server_error"}}`}}, cfg: Config{Retries: -1}, kind: backend.KindServer, status: 500, message: "slot unavailable", attempts: 1},
 		{name: "error event mid-stream", replies: []reply{{file: "completion_stream_error.sse"}}, kind: backend.KindServer, status: 500, message: "Failed to decode the batch", attempts: 1},
 	}
 	for _, tt := range tests {

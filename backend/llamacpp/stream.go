@@ -165,7 +165,9 @@ func (c *Client) complete(ctx context.Context, body completionRequest, onChunk f
 	defer hresp.Body.Close()
 	r := stallReader{hresp.Body, k.dog}
 	var resp backend.Response
-	if body.Stream {
+	// A server that answers a streamed request with one JSON document (an
+	// error, or a build that does not stream) is read as a whole answer.
+	if body.Stream && !strings.HasPrefix(hresp.Header.Get("Content-Type"), "application/json") {
 		err = c.readStream(k, r, start, &resp, onChunk)
 	} else {
 		err = c.readWhole(k, r, start, &resp, onChunk)

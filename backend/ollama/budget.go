@@ -36,9 +36,6 @@ func (b *Backend) budget(size int, o backend.Options, window int) (int, error) {
 		if window > 0 && numCtx > window {
 			numCtx = window
 		}
-		if window > 0 && b.cfg.MinNumCtx > window {
-			numCtx = window
-		}
 	}
 	if upper+reserve <= numCtx {
 		return numCtx, nil

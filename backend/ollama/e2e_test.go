@@ -260,6 +260,16 @@ func TestE2EServerErrors(t *testing.T) {
 			t.Fatalf("err = %#v", err)
 		}
 	})
+	t.Run("500", func(t *testing.T) {
+		req := request(srv, backend.ModeChat)
+		req.Model = srv.BrokenModel(t)
+		_, err := newBackend(t, srv, Config{Attempts: 1}).Generate(ctxFor(t), req, nil)
+		var e *backend.Error
+		want := `template: :1:32: executing "" at <.Content.Foo>: can't evaluate field Foo in type string`
+		if !errors.As(err, &e) || e.Kind != backend.KindServer || e.Status != 500 || e.Message != want || !backend.Retryable(err) {
+			t.Fatalf("err = %#v", err)
+		}
+	})
 	t.Run("invalid schema", func(t *testing.T) {
 		req := request(srv, backend.ModeRaw)
 		req.Format = json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}`)
@@ -286,8 +296,13 @@ func TestE2EStall(t *testing.T) {
 		{"mid-stream", 700, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Load the model with this num_ctx first: a load must not be
+			// mistaken for a stall.
+			if _, err := newBackend(t, srv, Config{}).Generate(ctxFor(t), request(srv, backend.ModeRaw), nil); err != nil {
+				t.Fatal(err)
+			}
 			p := newStallProxy(t, srv.URL, tc.limit)
-			b, err := New(Config{Host: p.URL(), StallTimeout: 400 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond})
+			b, err := New(Config{Host: p.URL(), StallTimeout: 1500 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +317,7 @@ func TestE2EStall(t *testing.T) {
 			if tc.consumed != (resp.Text != "") {
 				t.Errorf("text %q", resp.Text)
 			}
-			if d := time.Since(start); d > 5*time.Second {
+			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("took %v", d)
 			}
 			// /api/show goes through the proxy too: count generate requests.
@@ -330,25 +345,29 @@ func TestE2EContextBudget(t *testing.T) {
 		}
 	})
 	t.Run("truncated by the server", func(t *testing.T) {
-		// 3000 bytes pass the 2-bytes-per-token estimate, but this model
-		// makes one token per byte: the server truncates, and the backend
-		// says so.
+		// 800 bytes pass the 2-bytes-per-token estimate for num_ctx 512,
+		// but this model makes one token per byte: the server truncates,
+		// and the backend says so.
 		req := request(srv, backend.ModeRaw)
-		req.Prompt = strings.Repeat("y", 3000)
-		req.Options.NumCtx = 2048
+		req.Prompt = strings.Repeat("y", 800)
+		req.Options.NumCtx = 512
 		req.Options.MaxTokens = 4
 		resp, err := b.Generate(ctxFor(t), req, nil)
-		if errKind(err) != backend.KindContextOverflow || resp.Usage.PromptTokens != 2048 {
+		if errKind(err) != backend.KindContextOverflow || resp.Usage.PromptTokens != 512 {
 			t.Fatalf("err = %v, prompt tokens %d", err, resp.Usage.PromptTokens)
 		}
 	})
 	t.Run("num_ctx chosen to fit", func(t *testing.T) {
+		small := newBackend(t, srv, Config{MinNumCtx: 256})
 		req := request(srv, backend.ModeRaw)
-		req.Prompt = strings.Repeat("z", 5000)
-		req.Options.MaxTokens = 4
-		resp, err := b.Generate(ctxFor(t), req, nil)
-		if err != nil || resp.Usage.PromptTokens != 5000 {
-			t.Fatalf("err = %v, prompt tokens %d, want 5000 (nothing truncated)", err, resp.Usage.PromptTokens)
+		req.Prompt = strings.Repeat("z", 600) // bound 601 + 16 for output: num_ctx 1024
+		req.Options.MaxTokens = 16
+		resp, err := small.Generate(ctxFor(t), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Usage.PromptTokens != 600 {
+			t.Fatalf("prompt tokens %d, want 600 (nothing truncated)", resp.Usage.PromptTokens)
 		}
 	})
 }

@@ -94,8 +94,10 @@ func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk
 	case !done:
 		// The client ignores a read error at the end of the body: a stream
 		// that ends without its done message was cut.
-		if ctx.Err() != nil {
-			return resp, &backend.Error{Kind: backend.KindCanceled, Backend: name, Consumed: consumed, Err: ctx.Err()}
+		// A canceled context (the caller's or the watchdog's) also ends up
+		// here, as the read error the client drops.
+		if sctx.Err() != nil {
+			return resp, classify(context.Cause(sctx), consumed, ctx, sctx)
 		}
 		return resp, &backend.Error{Kind: backend.KindStreamCut, Backend: name, Consumed: consumed,
 			Message: fmt.Sprintf("stream ended after %d bytes without a final message", text.Len())}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/toolharness/toolharness/backend"
@@ -64,6 +65,10 @@ func NewReplayer(r io.Reader) (*Replayer, error) {
 		case typeGenerate:
 			if e.Request == nil {
 				return nil, fmt.Errorf("replay: line %d: generate entry without a request", line)
+			}
+			// The backend contract: the text is exactly the chunks joined.
+			if e.Response != nil && e.Response.Text != strings.Join(e.Chunks, "") {
+				return nil, fmt.Errorf("replay: line %d: response text is not its chunks joined", line)
 			}
 		case typeContextSize, typeCountTokens:
 		default:

@@ -289,7 +289,9 @@ func hanxen(dir string) ([]Record, error) {
 			r.Labels.Parser = "hanxen classifier"
 			r.Labels.Called = h.DetectedFormat != nil && *h.DetectedFormat != "other"
 		}
-		r.Labels.Leftover = h.ParserSuccess != nil && len(h.ToolNames) > 0
+		// When vLLM extracted calls, raw is what it left as content (both
+		// the integration and the output_format runs record it so).
+		r.Labels.Leftover = ok && len(names) > 0
 		switch {
 		case restraint[h.Query]:
 			r.ExpectNoCall = true

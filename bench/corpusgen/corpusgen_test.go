@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/bench"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/bench/corpus.jsonl")
@@ -79,5 +81,52 @@ func TestCorpusContent(t *testing.T) {
 	t.Logf("records %d, expect_no_call %d, expected calls %d, leftover %d", n, noCall, expected, leftover)
 	if noCall == 0 || expected == 0 || leftover == 0 {
 		t.Error("missing a class of records")
+	}
+}
+
+// TestLabelAgreement scores the corpus with the real parsers and writes
+// the agreement with the original labels, class by class, to a golden
+// that docs/bench.md quotes.
+func TestLabelAgreement(t *testing.T) {
+	data, err := os.ReadFile(generated)
+	if err != nil {
+		t.Fatalf("%v (run go test ./bench/corpusgen -update)", err)
+	}
+	var corpus []Record
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		corpus = append(corpus, r)
+	}
+	p, err := bench.NewParser("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scored, err := bench.ScoreCorpus(bytes.NewReader(data), bench.CorpusOptions{Format: "auto", Parser: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := CompareLabels(corpus, scored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []byte(c.Markdown())
+	golden := filepath.Join("testdata", "labels.golden.md")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./bench/corpusgen -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("label agreement changed (-want +got); check the parser change and regenerate with -update:\n%s", diff)
+	}
+	if c.Total != 768 || c.Agree < c.Total/2 {
+		t.Errorf("agreement %d of %d", c.Agree, c.Total)
 	}
 }

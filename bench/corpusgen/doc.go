@@ -16,7 +16,7 @@
 //     its integration runs, where every labelled run made no call, expect no
 //     call; a query whose raw output is whole (the output_format runs)
 //     expects the tool names vLLM's parser extracted most often for that
-//     query across all labelled runs. Integration records with calls keep
-//     no expectation: their raw is the text vLLM left after removing the
-//     calls, so the calls are not in it.
+//     query across all labelled runs. Records where vLLM extracted calls
+//     keep no expectation: their raw is the text vLLM left after removing
+//     the calls, so the calls are not in it.
 package corpusgen

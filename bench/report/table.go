@@ -10,16 +10,65 @@ import (
 )
 
 // Table writes the terminal table: one row per group, rates with their
-// intervals.
+// intervals. Columns that are the same for every group (format and mode
+// of a corpus run) move to a header line, and the retry column is left out
+// when no case was retried.
 func Table(w io.Writer, s bench.Summary) error {
-	head := []string{"model", "format", "mode", "n", "strict fail", "lenient fail", "schema inv.", "wrong tool", "missed call", "false call", "first try", "≤3 retries"}
+	same := func(get func(bench.Group) string) bool {
+		for _, g := range s.Groups {
+			if get(g) != get(s.Groups[0]) {
+				return false
+			}
+		}
+		return len(s.Groups) > 0
+	}
+	sameFormat := same(func(g bench.Group) string { return g.Format })
+	sameMode := same(func(g bench.Group) string { return g.Mode })
+	retried := false
+	for _, g := range s.Groups {
+		retried = retried || g.MeanRetries > 0
+	}
+	head := []string{"model"}
+	left := 1
+	if !sameFormat {
+		head = append(head, "format")
+		left++
+	}
+	if !sameMode {
+		head = append(head, "mode")
+		left++
+	}
+	head = append(head, "n", "strict fail", "lenient fail", "schema inv.", "wrong tool", "missed call", "false call", "first try")
+	if retried {
+		head = append(head, "≤3 retries")
+	}
 	rows := [][]string{head}
 	for _, g := range s.Groups {
-		rows = append(rows, []string{g.Model, g.Format, g.Mode, fmt.Sprint(g.Cases),
-			Pct(g.StrictFailure), Pct(g.LenientFailure), Pct(g.SchemaInvalid), Pct(g.WrongTool),
-			Pct(g.MissedCall), Pct(g.FalseCall), Pct(g.FirstTry), Pct(g.Within3)})
+		row := []string{g.Model}
+		if !sameFormat {
+			row = append(row, g.Format)
+		}
+		if !sameMode {
+			row = append(row, g.Mode)
+		}
+		row = append(row, fmt.Sprint(g.Cases), Pct(g.StrictFailure), Pct(g.LenientFailure), Pct(g.SchemaInvalid),
+			Pct(g.WrongTool), Pct(g.MissedCall), Pct(g.FalseCall), Pct(g.FirstTry))
+		if retried {
+			row = append(row, Pct(g.Within3))
+		}
+		rows = append(rows, row)
 	}
-	return writeAligned(w, rows, 3)
+	if len(s.Groups) > 0 && (sameFormat || sameMode) {
+		var parts []string
+		if sameFormat {
+			parts = append(parts, "format "+s.Groups[0].Format)
+		}
+		if sameMode {
+			parts = append(parts, "mode "+s.Groups[0].Mode)
+		}
+		fmt.Fprintf(w, "%s; rates in %% with 95%% Wilson intervals\n", strings.Join(parts, ", "))
+	}
+	return writeAligned(w, rows, left)
 }
 
 // CompareTable writes one model's formats side by side: one column per

@@ -1,17 +1,90 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os/signal"
+	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/toolharness/toolharness/agent"
 )
 
 func chatCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "chat",
 		Usage: "interactive tool-using chat session",
-		Action: func(*cli.Context) error {
-			return errors.New("chat: not implemented yet")
+		Description: `An interactive session. On a terminal it prompts for each message; otherwise it
+reads one user message per line from stdin, so sessions can be scripted. Each
+answer is printed on stdout (streamed live on a terminal); calls and notices go
+to stderr. "/name args" runs a skill from --skills. A message whose exchange hits
+a limit ends with a notice and the session goes on. Exit status 0 means every
+message was handled without a harness error.
+
+Examples:
+   toolharness chat --model qwen2.5:7b --tools builtin:fs
+   printf 'list the files\nread go.mod\n' | toolharness chat --model qwen2.5:7b --tools builtin:fs --trace chat.jsonl`,
+		Flags: agentFlags(),
+		Action: func(c *cli.Context) error {
+			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return chatLoop(ctx, c)
 		},
 	}
+}
+
+func chatLoop(ctx context.Context, c *cli.Context) error {
+	stdout, stderr := c.App.Writer, c.App.ErrWriter
+	in := newLineReader(c.App.Reader)
+	live := in.tty && isTerminal(stdout)
+	out := stderr
+	if live {
+		out = stdout
+	}
+	con := newConsole(out)
+	s, err := buildSession(ctx, c, con.hooks(), in, stderr)
+	if err != nil {
+		return cli.Exit("chat: "+err.Error(), exitHarnessError)
+	}
+	defer s.Close()
+	failed := 0
+	for n := 1; ; n++ {
+		if live {
+			fmt.Fprint(stdout, "> ")
+		}
+		line, ok := in.line()
+		if !ok || ctx.Err() != nil {
+			break
+		}
+		msg := strings.TrimSpace(line)
+		if msg == "" {
+			n--
+			continue
+		}
+		ex, err := s.Send(ctx, msg)
+		con.endExchange()
+		switch {
+		case err == nil:
+		case errors.Is(err, agent.ErrLimit):
+			fmt.Fprintf(stderr, "toolharness: message %d: %v; the session goes on\n", n, err)
+		default:
+			failed++
+			fmt.Fprintf(stderr, "toolharness: message %d: %v\n", n, err)
+			if ctx.Err() != nil {
+				return cli.Exit("chat: interrupted", exitHarnessError)
+			}
+		}
+		if !live && ex != nil {
+			fmt.Fprintln(stdout, ex.Answer)
+		} else if live {
+			fmt.Fprintln(stdout)
+		}
+	}
+	if failed > 0 {
+		return cli.Exit(fmt.Sprintf("chat: %d message(s) failed with a harness error", failed), exitHarnessError)
+	}
+	return nil
 }

@@ -1,17 +1,117 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
 
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/render"
+	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
 )
 
 func renderCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "render",
-		Usage: "print the exact prompt a template renders",
-		Action: func(*cli.Context) error {
-			return errors.New("render: not implemented yet")
+		Name:      "render",
+		Usage:     "print the exact prompt a template renders",
+		UsageText: "toolharness render --template NAME [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
+		Description: `Prints the exact prompt text (raw mode), special tokens and BOS text included, and nothing else.
+Without --format the family's native tool format is used and the output matches the official
+chat template. Untrusted text (user messages, tool results) is made framing-safe: control tokens
+and format markers in it get U+2060 WORD JOINER after their first character; --verbatim turns this
+off and then the output is byte-identical to the official template.
+
+--messages: a list of OpenAI-shape messages, or an object with "messages" and optional "tools"
+(tool-call arguments may be an object or a JSON string). --tools overrides the file's tools.
+--now fixes the clock of families that print a date (default: now).
+--mode chat prints, as JSON, the message list chat mode sends: the catalog as text in the system
+message, tool results as text messages, no server tools field.
+
+Families: ` + strings.Join(templates.Names(), ", ") + `
+Formats: ` + strings.Join(render.Formats(), ", ") + `
+
+Examples:
+   toolharness render --template qwen2.5 --messages conv.json --tools tools.json
+   toolharness render --template gemma3 --format xml --messages conv.json --now 2025-03-14T09:00:00Z
+   toolharness render --template llama3.2 --mode chat --messages conv.json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Required: true, Usage: "template family (see toolharness templates list)"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (default: the family's native format)"},
+			&cli.StringFlag{Name: "messages", Aliases: []string{"m"}, Required: true, Usage: "conversation file (JSON or YAML)"},
+			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
+			&cli.BoolFlag{Name: "no-generation-prompt", Usage: "leave out the assistant turn opener"},
+			&cli.StringFlag{Name: "now", Usage: "clock for date-printing templates, RFC3339 or YYYY-MM-DD (default: now)"},
+			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety: byte-identical to the official template"},
+			&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (the prompt string) or chat (the message list, as JSON)"},
+			&cli.StringSliceFlag{Name: "reminder", Usage: "a <system-reminder> for the newest user message (repeatable)"},
+		},
+		Action: func(c *cli.Context) error {
+			fam, err := templates.Lookup(c.String("template"))
+			if err != nil {
+				return err
+			}
+			conv, err := chat.ReadConversationFile(c.String("messages"))
+			if err != nil {
+				return err
+			}
+			tools := conv.Tools
+			if path := c.String("tools"); path != "" {
+				if tools, err = chat.ReadToolsFile(path); err != nil {
+					return err
+				}
+			}
+			now, err := parseNow(c.String("now"), time.Now())
+			if err != nil {
+				return err
+			}
+			req := render.Request{
+				Family: fam, Format: c.String("format"), Messages: conv.Messages, Tools: tools,
+				Reminders: c.StringSlice("reminder"), NoGenerationPrompt: c.Bool("no-generation-prompt"),
+				Now: now, Verbatim: c.Bool("verbatim"),
+			}
+			switch c.String("mode") {
+			case "raw":
+				p, err := render.Prompt(req)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprint(c.App.Writer, p)
+				return err
+			case "chat":
+				msgs, err := render.ChatMessages(req)
+				if err != nil {
+					return err
+				}
+				if msgs == nil {
+					msgs = []chat.Message{}
+				}
+				return writeJSONLine(c.App.Writer, json.RawMessage(mustMarshal(msgs)))
+			}
+			return fmt.Errorf("render: unknown mode %q (raw or chat)", c.String("mode"))
 		},
 	}
+}
+
+func mustMarshal(v any) []byte {
+	data, err := chat.Marshal(v)
+	if err != nil {
+		return []byte("null")
+	}
+	return data
+}
+
+// parseNow reads --now: RFC3339 or a date; empty means def.
+func parseNow(s string, def time.Time) (time.Time, error) {
+	if s == "" {
+		return def, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("render: --now %q is neither RFC3339 (2025-03-14T09:26:53Z) nor a date (2025-03-14)", s)
 }

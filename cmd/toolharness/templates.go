@@ -1,8 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
 
+	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
 )
 
@@ -10,8 +16,124 @@ func templatesCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "templates",
 		Usage: "list, show and detect chat-template families",
-		Action: func(*cli.Context) error {
-			return errors.New("templates: not implemented yet")
+		Description: `Examples:
+   toolharness templates list
+   toolharness templates list --json
+   toolharness templates show qwen3
+   toolharness templates detect --file chat_template.jinja`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list the families with their native tool format",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "one JSON object per family per line"}},
+				Action: func(c *cli.Context) error {
+					fams, err := templates.Families()
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						for _, f := range fams {
+							if err := writeJSONLine(c.App.Writer, f); err != nil {
+								return err
+							}
+						}
+						return nil
+					}
+					w := tabwriter.NewWriter(c.App.Writer, 0, 8, 2, ' ', 0)
+					fmt.Fprintln(w, "NAME\tNATIVE FORMAT\tDEFAULT FORMAT\tDESCRIPTION")
+					for _, f := range fams {
+						native := f.NativeFormat
+						if native == "" {
+							native = "(none)"
+						}
+						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Name, native, f.DefaultFormat, f.Description)
+					}
+					return w.Flush()
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "print a family's definition and template",
+				ArgsUsage: "NAME",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return fmt.Errorf("templates show: give one family name (%s)", strings.Join(templates.Names(), ", "))
+					}
+					f, err := templates.Lookup(c.Args().First())
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return writeJSONLine(c.App.Writer, f)
+					}
+					_, err = fmt.Fprintf(c.App.Writer, "# definition (templates/families/%s.yaml)\n%s\n# template (templates/families/%s)\n%s", f.Name, f.Definition(), f.Template, f.Source())
+					return err
+				},
+			},
+			{
+				Name:  "detect",
+				Usage: "recognise the family of a chat template (Hugging Face Jinja or Ollama Go template)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "file", Required: true, Usage: "template file (chat_template.jinja, an Ollama template, or tokenizer_config.json)"},
+					&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
+				},
+				Action: func(c *cli.Context) error {
+					data, err := os.ReadFile(c.String("file"))
+					if err != nil {
+						return fmt.Errorf("templates: %w", err)
+					}
+					d, err := templates.Detect(templateText(data))
+					if errors.Is(err, templates.ErrUnknownTemplate) {
+						if c.Bool("json") {
+							if err := writeJSONLine(c.App.Writer, map[string]any{"family": nil, "syntax": d.Syntax}); err != nil {
+								return err
+							}
+						} else {
+							fmt.Fprintf(c.App.Writer, "unknown: %s matches no known family (syntax: %s; known: %s)\n", c.String("file"), d.Syntax, strings.Join(templates.Names(), ", "))
+						}
+						return cli.Exit("templates: template not recognised", 1)
+					}
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return writeJSONLine(c.App.Writer, d)
+					}
+					native := d.Format
+					if native == "" {
+						native = "(none; default " + d.DefaultFormat + ")"
+					}
+					_, err = fmt.Fprintf(c.App.Writer, "family: %s\ntool format: %s\nsyntax: %s\nmatched: %s\n", d.Family, native, d.Syntax, strings.Join(d.Matched, ", "))
+					return err
+				},
+			},
 		},
 	}
+}
+
+// templateText returns the chat template held in data: the file itself, or
+// the chat_template of a Hugging Face tokenizer_config.json (a string, or
+// a list of named templates, of which "tool_use" is preferred).
+func templateText(data []byte) string {
+	var cfg struct {
+		ChatTemplate json.RawMessage `json:"chat_template"`
+	}
+	if json.Unmarshal(data, &cfg) != nil || len(cfg.ChatTemplate) == 0 {
+		return string(data)
+	}
+	var s string
+	if json.Unmarshal(cfg.ChatTemplate, &s) == nil {
+		return s
+	}
+	var named []struct{ Name, Template string }
+	if json.Unmarshal(cfg.ChatTemplate, &named) == nil && len(named) > 0 {
+		for _, n := range named {
+			if n.Name == "tool_use" {
+				return n.Template
+			}
+		}
+		return named[0].Template
+	}
+	return string(data)
 }

@@ -74,8 +74,10 @@
 //     EOS (done_reason "stop");
 //   - it is registered with the ChatML TEMPLATE (ChatMLTemplate) and the
 //     stop parameter <|im_end|>, so /api/chat and /v1/chat/completions work;
-//   - it declares context_length 8192 (ModelSpec.ContextLength); the
-//     server's default num_ctx is 2048. ModelSpec.AddBOS makes the
+//   - it declares context_length 8192 (ModelSpec.ContextLength) and is
+//     registered with num_ctx 4096 (the value backend/ollama picks for
+//     small prompts; every other num_ctx makes Ollama reload the model,
+//     about 0.3 s). ModelSpec.AddBOS makes the
 //     tokenizer prepend <|endoftext|> to every raw prompt by itself.
 //
 // Ollama's prompt_eval_count counts the whole prompt, cached or not; the

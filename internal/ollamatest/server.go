@@ -311,11 +311,14 @@ func (s *Server) register(ctx context.Context, spec ModelSpec) error {
 	}
 	stream := false
 	req := &api.CreateRequest{
-		Model:      s.Model,
-		Stream:     &stream,
-		Files:      map[string]string{"tiny.gguf": digest},
-		Template:   ChatMLTemplate,
-		Parameters: map[string]any{"stop": []string{"<|im_end|>"}},
+		Model:    s.Model,
+		Stream:   &stream,
+		Files:    map[string]string{"tiny.gguf": digest},
+		Template: ChatMLTemplate,
+		// num_ctx 4096 is backend/ollama's default pick for small prompts:
+		// the same value keeps the warm-up load from being redone (Ollama
+		// reloads a model whenever num_ctx changes).
+		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 4096},
 	}
 	if err := c.Create(ctx, req, func(api.ProgressResponse) error { return nil }); err != nil {
 		return fmt.Errorf("ollamatest: create model %s: %w%s", s.Model, err, s.logHint())
@@ -418,3 +421,25 @@ func (l *logBuf) since(off int) string {
 }
 
 var _ io.Writer = (*logBuf)(nil)
+
+// BrokenTemplate is the template of BrokenModel: it parses, but fails when
+// executed on any message.
+const BrokenTemplate = `{{ range .Messages }}{{ .Content.Foo }}{{ end }}`
+
+// BrokenModel registers (once per call) a copy of the tiny model whose
+// template fails at execution, and returns its name. Every /api/chat and
+// /v1 request to it is answered by HTTP 500 with the template error as
+// the message — a real server error for fault tests. (Raw /api/generate
+// skips the template and still works.)
+func (s *Server) BrokenModel(tb testing.TB) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	model := "toolharness-broken:" + strings.TrimPrefix(s.Model, "toolharness-tiny:")
+	stream := false
+	req := &api.CreateRequest{Model: model, From: s.Model, Template: BrokenTemplate, Stream: &stream}
+	if err := s.Client().Create(ctx, req, func(api.ProgressResponse) error { return nil }); err != nil {
+		tb.Fatalf("ollamatest: create %s: %v", model, err)
+	}
+	return model
+}

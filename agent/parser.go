@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"github.com/toolharness/toolharness/parse"
+)
+
+// parseStream adapts a parse.Parser to the loop's StreamParser.
+type parseStream struct {
+	p   *parse.Parser
+	out []Event
+}
+
+// NewParser returns a streaming parser of format over tools.
+func NewParser(format string, opts parse.Options) (StreamParser, error) {
+	p, err := parse.New(format, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &parseStream{p: p}, nil
+}
+
+func (s *parseStream) emit(ev parse.Event) {
+	out := Event{}
+	switch ev.Type {
+	case parse.EventText:
+		out.Kind, out.Text = EventText, ev.Text
+	case parse.EventCallStart:
+		c := ev.Call
+		out.Kind, out.Call = EventCallStart, &c
+	case parse.EventCall:
+		c := ev.Call
+		out.Kind, out.Call = EventCall, &c
+	case parse.EventError:
+		out.Kind = EventError
+	default:
+		return
+	}
+	if ev.Err != nil {
+		out.Err = &ParseError{Kind: string(ev.Err.Kind), Offset: ev.Err.Offset, Message: ev.Err.Message, attached: ev.Type == parse.EventCall}
+	}
+	s.out = append(s.out, out)
+}
+
+func (s *parseStream) Feed(chunk string) []Event {
+	s.out = nil
+	s.p.Feed(chunk, s.emit)
+	return s.out
+}
+
+func (s *parseStream) Close() []Event {
+	s.out = nil
+	s.p.Close(s.emit)
+	return s.out
+}

@@ -1,0 +1,239 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+)
+
+const name = "openai"
+
+// Defaults of Config.
+const (
+	DefaultStallTimeout = 2 * time.Minute
+	DefaultAttempts     = 3
+	DefaultBackoff      = 250 * time.Millisecond
+)
+
+// Quirks are the ways a server departs from the OpenAI API that the
+// backend must know about. The zero value is a server that honours both
+// endpoints fully (vLLM, SGLang, llama.cpp, LM Studio).
+type Quirks struct {
+	// CompletionsTemplated: /v1/completions wraps the prompt in the
+	// model's chat template instead of completing it verbatim, so the
+	// backend cannot do raw mode (Capabilities.Raw is false).
+	CompletionsTemplated bool
+	// NoSchemaCompletions, NoSchemaChat: the endpoint ignores
+	// response_format; a request with Format is refused as unsupported
+	// rather than silently unconstrained.
+	NoSchemaCompletions bool
+	NoSchemaChat        bool
+}
+
+// OllamaQuirks are those of Ollama's /v1 (v0.6.5, read from its source
+// and checked by this package's tests): /v1/completions applies the chat
+// template and has no response_format; /v1/chat/completions honours
+// response_format json_schema.
+func OllamaQuirks() Quirks {
+	return Quirks{CompletionsTemplated: true, NoSchemaCompletions: true}
+}
+
+// Config configures a Backend. Zero fields take the defaults.
+type Config struct {
+	// BaseURL is the API root that /completions and /chat/completions are
+	// appended to, e.g. http://127.0.0.1:8000/v1.
+	BaseURL string
+	// APIKey, when set, is sent as "Authorization: Bearer <key>".
+	APIKey string
+	// HTTPClient carries the requests; nil means a client without a
+	// timeout (streams are bounded by StallTimeout instead).
+	HTTPClient *http.Client
+	// StallTimeout ends a request that receives nothing for this long,
+	// the wait for the first byte (prompt processing) included.
+	StallTimeout time.Duration
+	// Attempts is the number of tries of a request that failed before
+	// anything was delivered (retryable failures only); 1 disables retries.
+	Attempts int
+	// Backoff is the wait before the first retry; it doubles each retry.
+	Backoff time.Duration
+	Quirks  Quirks
+}
+
+// Backend streams completions from an OpenAI-compatible server with
+// server-sent events: raw mode uses /completions, chat mode
+// /chat/completions.
+type Backend struct {
+	cfg  Config
+	base string
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns a Backend for cfg.BaseURL.
+func New(cfg Config) (*Backend, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("openai: bad base URL %q (want e.g. http://127.0.0.1:8000/v1)", cfg.BaseURL)
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.Attempts <= 0 {
+		cfg.Attempts = DefaultAttempts
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	return &Backend{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/")}, nil
+}
+
+// Capabilities of the server as far as Quirks tell. AddsBOS is false: the
+// OpenAI API gives no way to know, and servers differ (llama.cpp adds BOS
+// to /v1/completions prompts when the model asks for it); render for the
+// server at hand.
+func (b *Backend) Capabilities() backend.Capabilities {
+	q := b.cfg.Quirks
+	return backend.Capabilities{
+		Raw:       !q.CompletionsTemplated,
+		Chat:      true,
+		Constrain: !q.NoSchemaChat || !q.NoSchemaCompletions,
+	}
+}
+
+// Generate runs req, retrying with backoff while nothing was delivered and
+// the failure is transient (see backend.Retryable).
+func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
+	path, body, err := b.body(req)
+	if err != nil {
+		return backend.Response{}, err
+	}
+	wait := b.cfg.Backoff
+	for attempt := 1; ; attempt++ {
+		resp, err := b.once(ctx, path, body, onChunk)
+		if err == nil || attempt >= b.cfg.Attempts || !backend.Retryable(err) {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return resp, &backend.Error{Kind: backend.KindCanceled, Backend: name, Err: ctx.Err()}
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+type (
+	wireRequest struct {
+		Model          string          `json:"model"`
+		Prompt         *string         `json:"prompt,omitempty"`
+		Messages       []wireMessage   `json:"messages,omitempty"`
+		Stream         bool            `json:"stream"`
+		StreamOptions  streamOptions   `json:"stream_options"`
+		MaxTokens      int             `json:"max_tokens,omitempty"`
+		Temperature    *float64        `json:"temperature,omitempty"`
+		TopP           *float64        `json:"top_p,omitempty"`
+		TopK           *int            `json:"top_k,omitempty"` // not OpenAI's, but vLLM, SGLang and llama.cpp take it
+		Seed           *int            `json:"seed,omitempty"`
+		Stop           []string        `json:"stop,omitempty"`
+		ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	wireMessage struct {
+		Role       string `json:"role"`
+		Content    string `json:"content"`
+		Name       string `json:"name,omitempty"`
+		ToolCallID string `json:"tool_call_id,omitempty"`
+	}
+	responseFormat struct {
+		Type       string     `json:"type"`
+		JSONSchema jsonSchema `json:"json_schema"`
+	}
+	jsonSchema struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict bool            `json:"strict"`
+	}
+)
+
+// body builds the endpoint path and JSON body of req.
+func (b *Backend) body(req backend.Request) (string, []byte, error) {
+	unsupported := func(msg string) error {
+		return &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: msg}
+	}
+	if req.Model == "" {
+		return "", nil, unsupported("no model in request")
+	}
+	w := wireRequest{
+		Model: req.Model, Stream: true, StreamOptions: streamOptions{IncludeUsage: true},
+		MaxTokens: req.Options.MaxTokens, Temperature: req.Options.Temperature, TopP: req.Options.TopP,
+		TopK: req.Options.TopK, Seed: req.Options.Seed, Stop: req.Stop,
+	}
+	var path string
+	noSchema := false
+	switch req.Mode {
+	case backend.ModeRaw:
+		if req.Prompt == "" {
+			return "", nil, unsupported("raw mode needs a prompt")
+		}
+		path, w.Prompt, noSchema = "/completions", &req.Prompt, b.cfg.Quirks.NoSchemaCompletions
+	case backend.ModeChat:
+		msgs, err := messages(req.Messages)
+		if err != nil {
+			return "", nil, err
+		}
+		path, w.Messages, noSchema = "/chat/completions", msgs, b.cfg.Quirks.NoSchemaChat
+	default:
+		return "", nil, unsupported(fmt.Sprintf("mode %q", req.Mode))
+	}
+	if len(req.Format) > 0 {
+		if noSchema {
+			return "", nil, unsupported("this server ignores response_format on " + path + ": output cannot be constrained")
+		}
+		w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchema{Name: "output", Schema: req.Format, Strict: true}}
+	}
+	data, err := chat.Marshal(w)
+	if err != nil {
+		return "", nil, fmt.Errorf("openai: encode request: %w", err)
+	}
+	return path, data, nil
+}
+
+// messages converts the conversation: text only, an assistant turn as the
+// exact text the model wrote (Raw); tools never go in the tools field.
+func messages(in []chat.Message) ([]wireMessage, error) {
+	if len(in) == 0 {
+		return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "chat mode needs messages"}
+	}
+	out := make([]wireMessage, 0, len(in))
+	for i, m := range in {
+		content := m.Content
+		if m.Role == chat.RoleAssistant && m.Raw != "" {
+			content = m.Raw
+		}
+		if m.Role == chat.RoleAssistant && len(m.ToolCalls) > 0 && m.Raw == "" && m.Content == "" {
+			return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
+				Message: fmt.Sprintf("message %d: assistant tool calls without their raw text cannot be sent in chat mode", i)}
+		}
+		role := string(m.Role)
+		if m.Role == chat.RoleDeveloper {
+			role = string(chat.RoleSystem) // most local servers know system only
+		}
+		out = append(out, wireMessage{Role: role, Content: content, Name: m.Name, ToolCallID: m.ToolCallID})
+	}
+	return out, nil
+}
+
+var errStall = errors.New("openai: no data within the stall timeout")

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/toolharness/toolharness/agent"
+	"github.com/toolharness/toolharness/backend"
+)
+
+// AgentDriver runs cases through agent.RunCase: the agent renders the
+// prompt for the model's template and the cell's format, generates,
+// parses, validates, and feeds errors back for retries; the driver adds
+// the strict parse of each attempt for the strict failure rate.
+type AgentDriver struct {
+	// Backends holds one backend per endpoint URL.
+	Backends map[string]backend.Backend
+	// Template returns the template family of a model ("" = chatml).
+	Template    func(ctx context.Context, endpoint, model string) string
+	MaxRetries  int
+	Constrained bool
+	Options     backend.Options
+
+	mu        sync.Mutex
+	templates map[string]string
+}
+
+// RunCase implements Driver.
+func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c Case) (CaseRun, error) {
+	b, ok := d.Backends[endpoint]
+	if !ok {
+		return CaseRun{}, fmt.Errorf("bench: no backend for endpoint %s", endpoint)
+	}
+	format := cell.Format
+	if format == "auto" {
+		format = "" // the family's native format
+	}
+	renderer, err := agent.NewRenderer(agent.RendererOptions{Template: d.template(ctx, endpoint, cell.Model), Format: format})
+	if err != nil {
+		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
+	}
+	run := CaseRun{FormatUsed: renderer.Format()}
+	res, err := agent.RunCase(ctx, b, agent.Case{
+		Model: cell.Model, Messages: c.Messages, Tools: c.Tools, Mode: backend.Mode(cell.Mode),
+		Constrained: d.Constrained, MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
+	})
+	var parser Parser
+	if !d.Constrained {
+		if parser, err = NewParser(renderer.Format()); err != nil {
+			return run, err
+		}
+	}
+	for _, a := range res.Attempts {
+		ar := AttemptRun{
+			Raw: a.Raw, PromptTokens: a.Usage.PromptTokens, GeneratedTokens: a.Usage.GeneratedTokens,
+			CachedTokens: a.Usage.CachedTokens, CachedKnown: a.Usage.CachedKnown, TTFT: a.TTFT, Total: a.Duration,
+		}
+		for _, m := range a.Invalid {
+			ar.SchemaErrors = append(ar.SchemaErrors, Problem{Kind: m.Kind, Message: m.Message})
+		}
+		if parser != nil {
+			// Re-parse rather than convert the agent's events: the same
+			// parser, and the errors stay attached to their calls.
+			var perr error
+			if ar.Lenient, perr = parser.Parse(a.Raw, c.Tools, false); perr != nil {
+				return run, perr
+			}
+			if ar.Strict, perr = parser.Parse(a.Raw, c.Tools, true); perr != nil {
+				return run, perr
+			}
+		} else {
+			// Constrained output is the agent's JSON call object; there is
+			// nothing for repairs to do, so strict equals lenient.
+			ar.Lenient = fromAttempt(a)
+			ar.Strict = ar.Lenient
+		}
+		run.Attempts = append(run.Attempts, ar)
+	}
+	return run, err
+}
+
+func fromAttempt(a agent.Attempt) ParseResult {
+	p := ParseResult{Content: a.Content, Calls: []Call{}}
+	for _, c := range a.Calls {
+		p.Calls = append(p.Calls, Call{Name: c.Name, Arguments: c.Arguments, Repairs: c.Repairs})
+	}
+	for _, e := range a.ParseErrors {
+		p.Errors = append(p.Errors, Problem{Kind: e.Kind, Message: e.Message})
+	}
+	return p
+}
+
+func (d *AgentDriver) template(ctx context.Context, endpoint, model string) string {
+	if d.Template == nil {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.templates == nil {
+		d.templates = map[string]string{}
+	}
+	key := endpoint + "\x00" + model
+	if t, ok := d.templates[key]; ok {
+		return t
+	}
+	t := d.Template(ctx, endpoint, model)
+	d.templates[key] = t
+	return t
+}

@@ -1,0 +1,288 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Cell is one point of the run matrix.
+type Cell struct {
+	Model  string
+	Format string // a parse format, or "auto" for the model family's own
+	Mode   string // "raw" or "chat"
+}
+
+// Endpoint is one model server and how many cases it runs at once.
+type Endpoint struct {
+	URL         string
+	Concurrency int
+}
+
+// Driver runs one case in one cell on one endpoint, with the retry budget
+// of the run. The implementation over package agent is AgentDriver; the
+// interface keeps the runner testable and the agent replaceable.
+type Driver interface {
+	RunCase(ctx context.Context, endpoint string, cell Cell, c Case) (CaseRun, error)
+}
+
+// CaseRun is what a driver reports about one case.
+type CaseRun struct {
+	// FormatUsed is the format the prompt asked for (auto resolved).
+	FormatUsed string
+	Attempts   []AttemptRun
+}
+
+// AttemptRun is one generation of a case.
+type AttemptRun struct {
+	Raw             string
+	Strict          ParseResult
+	Lenient         ParseResult
+	SchemaErrors    []Problem
+	PromptTokens    int
+	GeneratedTokens int
+	CachedTokens    int
+	CachedKnown     bool
+	TTFT, Total     time.Duration
+}
+
+// RunConfig is a live benchmark run.
+type RunConfig struct {
+	Suite     Suite
+	Cells     []Cell
+	Repeats   int
+	Endpoints []Endpoint
+	Driver    Driver
+	// Out is the results directory; Resume continues the results there.
+	Out    string
+	Resume bool
+	// Progress receives progress updates (may be nil), one call at a
+	// time and in order.
+	Progress func(Progress)
+}
+
+// Progress is the state of a run, sent after every finished case.
+type Progress struct {
+	Total, Done, Skipped int
+	// Failed counts done cases whose first attempt failed to parse
+	// (lenient), for the running failure rate.
+	Failed  int
+	Errors  int
+	Elapsed time.Duration
+	// Endpoint counts finished cases per endpoint URL.
+	Endpoint map[string]int
+}
+
+// Rate is cases per second since the start.
+func (p Progress) Rate() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Done) / p.Elapsed.Seconds()
+}
+
+// ETA estimates the time left.
+func (p Progress) ETA() time.Duration {
+	r := p.Rate()
+	if r == 0 {
+		return 0
+	}
+	return time.Duration(float64(p.Total-p.Skipped-p.Done) / r * float64(time.Second))
+}
+
+// RunResult says how a run ended.
+type RunResult struct {
+	Records []Record // every record in the results file, old and new
+	Done    int      // cases finished in this invocation
+	Skipped int      // cases already in the file (resume)
+	// Interrupted is true when ctx ended before every case ran; the
+	// finished cases are in the file, the rest run on --resume.
+	Interrupted bool
+}
+
+type job struct {
+	cell   Cell
+	c      Case
+	repeat int
+}
+
+// Run executes the matrix: every case of the suite, in every cell, Repeats
+// times, spread over the endpoints by a shared work queue (each endpoint
+// runs Concurrency workers, so faster servers take more cases). A case's
+// records are written and fsynced together when it finishes. When ctx
+// ends, running cases are abandoned unwritten and Run returns what is in
+// the file with Interrupted set, so a later Resume runs exactly the
+// missing cases.
+func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {
+	var res RunResult
+	if cfg.Driver == nil || len(cfg.Endpoints) == 0 || len(cfg.Cells) == 0 || len(cfg.Suite.Cases) == 0 {
+		return res, errors.New("bench: run needs a driver, endpoints, cells and cases")
+	}
+	repeats := max(cfg.Repeats, 1)
+	w, kept, err := OpenResults(cfg.Out, cfg.Resume)
+	if err != nil {
+		return res, err
+	}
+	defer w.Close()
+	done := map[Key]bool{}
+	for _, r := range kept {
+		if r.Final {
+			done[r.Key()] = true
+		}
+	}
+	var jobs []job
+	total := 0
+	for _, cell := range cfg.Cells {
+		for rep := 0; rep < repeats; rep++ {
+			for _, c := range cfg.Suite.Cases {
+				total++
+				k := Key{Model: cell.Model, Format: cell.Format, Mode: cell.Mode, ID: c.ID, Repeat: rep}
+				if done[k] {
+					res.Skipped++
+					continue
+				}
+				jobs = append(jobs, job{cell: cell, c: c, repeat: rep})
+			}
+		}
+	}
+	queue := make(chan job)
+	var (
+		mu       sync.Mutex
+		records  = kept
+		writeErr error
+		prog     = Progress{Total: total, Skipped: res.Skipped, Endpoint: map[string]int{}}
+		start    = time.Now()
+	)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	for _, ep := range cfg.Endpoints {
+		for i := 0; i < max(ep.Concurrency, 1); i++ {
+			wg.Add(1)
+			go func(url string) {
+				defer wg.Done()
+				for j := range queue {
+					recs, ok := runJob(runCtx, cfg.Driver, url, j)
+					if !ok {
+						continue // canceled mid-case: not written, runs again on resume
+					}
+					if err := w.WriteCase(recs); err != nil {
+						mu.Lock()
+						writeErr = err
+						mu.Unlock()
+						stop()
+						continue
+					}
+					mu.Lock()
+					records = append(records, recs...)
+					prog.Done++
+					prog.Endpoint[url]++
+					if recs[0].Lenient.Failed() {
+						prog.Failed++
+					}
+					if recs[len(recs)-1].Error != "" {
+						prog.Errors++
+					}
+					prog.Elapsed = time.Since(start)
+					if cfg.Progress != nil {
+						snapshot := prog
+						snapshot.Endpoint = copyCounts(prog.Endpoint)
+						cfg.Progress(snapshot)
+					}
+					mu.Unlock()
+				}
+			}(ep.URL)
+		}
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-runCtx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	res.Records, res.Done = records, prog.Done
+	res.Interrupted = res.Done+res.Skipped < total
+	if writeErr != nil {
+		return res, writeErr
+	}
+	return res, nil
+}
+
+func copyCounts(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// runJob runs one case and turns it into records; ok is false when the
+// run was canceled before the case finished.
+func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bool) {
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	run, err := d.RunCase(ctx, endpoint, j.cell, j.c)
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	base := Record{
+		ID: j.c.ID, Model: j.cell.Model, Format: j.cell.Format, Mode: j.cell.Mode, Category: j.c.Category,
+		Endpoint: endpoint, Repeat: j.repeat, FormatUsed: run.FormatUsed,
+		Expected: j.c.Expect.Calls, ExpectNoCall: j.c.Expect.NoCall,
+	}
+	var recs []Record
+	for i, a := range run.Attempts {
+		r := base
+		r.Attempt = i
+		r.Raw, r.Strict, r.Lenient, r.SchemaErrors = a.Raw, a.Strict, a.Lenient, a.SchemaErrors
+		r.FailureKind = a.Lenient.FailureKind()
+		r.PromptTokens, r.GeneratedTokens, r.CachedTokens, r.CachedKnown = a.PromptTokens, a.GeneratedTokens, a.CachedTokens, a.CachedKnown
+		r.TTFTMillis, r.TotalMillis = millis(a.TTFT), millis(a.Total)
+		r.Verdict = Judge(j.c.Expect, a.Lenient, len(a.SchemaErrors) > 0)
+		recs = append(recs, r)
+	}
+	if err != nil {
+		// The driver reports the failed generation as the last attempt
+		// (with what arrived); without one, a bare record keeps the case
+		// final so resume does not repeat it.
+		if len(recs) == 0 {
+			recs = append(recs, base)
+		}
+		last := &recs[len(recs)-1]
+		last.Error = err.Error()
+		last.Verdict = VerdictError
+	}
+	last := &recs[len(recs)-1]
+	last.Final = true
+	last.Retries = last.Attempt
+	last.Success = last.Error == "" && last.Verdict.Success()
+	return recs, true
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ParseCells builds the matrix of models × formats × modes.
+func ParseCells(models, formats, modes []string) ([]Cell, error) {
+	if len(models) == 0 || len(formats) == 0 || len(modes) == 0 {
+		return nil, errors.New("bench: give at least one model, format and mode")
+	}
+	var cells []Cell
+	for _, m := range models {
+		for _, f := range formats {
+			for _, mode := range modes {
+				if mode != "raw" && mode != "chat" {
+					return nil, fmt.Errorf("bench: mode %q: want raw or chat", mode)
+				}
+				cells = append(cells, Cell{Model: m, Format: f, Mode: mode})
+			}
+		}
+	}
+	return cells, nil
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/toolharness/toolharness/templates"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/llamacpp"
+	"github.com/toolharness/toolharness/backend/ollama"
+)
+
+// newBackend builds the backend of --backend for host.
+func newBackend(kind, host string, stall time.Duration) (backend.Backend, error) {
+	switch kind {
+	case "ollama", "":
+		return ollama.New(ollama.Config{Host: host, StallTimeout: stall})
+	case "llamacpp":
+		return llamacpp.New(llamacpp.Config{BaseURL: host, StallTimeout: stall})
+	}
+	return nil, fmt.Errorf("--backend %q: want ollama, llamacpp or openai", kind)
+}
+
+// detectTemplate finds the family of an Ollama model from its template;
+// anything else (or a template nobody recognises) gets chatml, with a
+// notice, since the family decides the prompt's exact bytes.
+func detectTemplate(ctx context.Context, kind, host, model string, errw io.Writer) string {
+	const fallback = "chatml"
+	if kind != "ollama" && kind != "" {
+		fmt.Fprintf(errw, "toolharness: no --template given; using %s (pass --template to match the model)\n", fallback)
+		return fallback
+	}
+	u, err := parseURL(host)
+	if err != nil {
+		return fallback
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	show, err := api.NewClient(u, nil).Show(ctx, &api.ShowRequest{Model: model})
+	if err != nil {
+		fmt.Fprintf(errw, "toolharness: cannot read the template of %s (%v); using %s\n", model, err, fallback)
+		return fallback
+	}
+	fam, ok := familyOfTemplate(show.Template)
+	if !ok {
+		fmt.Fprintf(errw, "toolharness: the template of %s is not one toolharness recognises; using %s (pass --template)\n", model, fallback)
+		return fallback
+	}
+	return fam
+}
+
+func familyOfTemplate(text string) (string, bool) {
+	d, err := templates.Detect(text)
+	if err != nil || d.Family == "" {
+		return "", false
+	}
+	return d.Family, true
+}
+
+func parseURL(s string) (*url.URL, error) { return url.Parse(s) }

@@ -1,0 +1,211 @@
+package parse
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/model/parsers"
+)
+
+// benchInput builds about size bytes of model output in format: prose
+// taken from the real corpus, with a call block after every paragraph.
+func benchInput(tb testing.TB, format string, size int) string {
+	var prose []string
+	for _, r := range loadCorpus(tb) {
+		if !strings.ContainsAny(r.Raw, "<{[`") && len(r.Raw) > 200 {
+			prose = append(prose, r.Raw)
+		}
+	}
+	if len(prose) == 0 {
+		tb.Fatal("no prose records in the corpus")
+	}
+	call := map[string]string{
+		"hermes":      "\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>\n",
+		"qwen3-coder": "\n<tool_call>\n<function=get_weather>\n<parameter=city>\nAntwerp\n</parameter>\n</function>\n</tool_call>\n",
+		"prose":       "",
+	}[format]
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		b.WriteString(prose[i%len(prose)])
+		b.WriteString(call)
+	}
+	return b.String()[:size]
+}
+
+func chunksOf(s string, n int) []string {
+	out := make([]string, 0, len(s)/n+1)
+	for len(s) > 0 {
+		k := min(n, len(s))
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
+func benchOurs(b *testing.B, format, in string, chunk int) {
+	tools := corpusTools(b, "mikeveerman_raw.jsonl")
+	p, err := New(format, Options{Tools: tools})
+	if err != nil {
+		b.Fatal(err)
+	}
+	chunks := []string{in}
+	if chunk > 0 {
+		chunks = chunksOf(in, chunk)
+	}
+	calls := 0
+	emit := func(e Event) {
+		if e.Type == EventCall {
+			calls++
+		}
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, c := range chunks {
+			p.Feed(c, emit)
+		}
+		p.Close(emit)
+	}
+	b.StopTimer()
+	if calls == 0 && format != "prose" {
+		b.Fatal("no calls parsed")
+	}
+}
+
+func ollamaTools(b *testing.B) []api.Tool {
+	data, err := json.Marshal(corpusTools(b, "mikeveerman_raw.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tools []api.Tool
+	if err := json.Unmarshal(data, &tools); err != nil {
+		b.Fatal(err)
+	}
+	return tools
+}
+
+func benchOllama(b *testing.B, name, in string, chunk int) {
+	tools := ollamaTools(b)
+	chunks := []string{in}
+	if chunk > 0 {
+		chunks = chunksOf(in, chunk)
+	}
+	calls := 0
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p := parsers.ParserForName(name)
+		if p == nil {
+			b.Fatalf("ollama has no parser %q", name)
+		}
+		p.Init(tools, nil, &api.ThinkValue{Value: false})
+		for i, c := range chunks {
+			_, _, cs, err := p.Add(c, i == len(chunks)-1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			calls += len(cs)
+		}
+	}
+	b.StopTimer()
+	if calls == 0 {
+		b.Fatal("ollama parsed no calls")
+	}
+}
+
+const benchSize = 180 << 10
+
+// BenchmarkVsOllama runs Ollama's qwen3 and qwen3-coder parsers and ours
+// on the same ~180 KB inputs, in 4-byte chunks and whole.
+func BenchmarkVsOllama(b *testing.B) {
+	for _, c := range []struct{ ours, ollama string }{{"hermes", "qwen3"}, {"qwen3-coder", "qwen3-coder"}} {
+		in := benchInput(b, c.ours, benchSize)
+		for _, chunk := range []int{4, 0} {
+			name := "chunk4"
+			if chunk == 0 {
+				name = "whole"
+			}
+			b.Run("ours/"+c.ours+"/"+name, func(b *testing.B) { benchOurs(b, c.ours, in, chunk) })
+			b.Run("ollama/"+c.ollama+"/"+name, func(b *testing.B) { benchOllama(b, c.ollama, in, chunk) })
+		}
+	}
+}
+
+// BenchmarkLinear is a pair: the large input is 8× the small one; linear
+// cost means ns/op grows about 8× (the target is at most 9×).
+func BenchmarkLinear(b *testing.B) {
+	for _, format := range []string{"hermes", "qwen3-coder", "auto"} {
+		src := format
+		if format == "auto" {
+			src = "hermes"
+		}
+		small := benchInput(b, src, benchSize/8)
+		large := benchInput(b, src, benchSize)
+		b.Run(format+"/small", func(b *testing.B) { benchOurs(b, format, small, 4) })
+		b.Run(format+"/large8x", func(b *testing.B) { benchOurs(b, format, large, 4) })
+	}
+}
+
+// BenchmarkProse feeds prose only in 4-byte chunks; allocs/op must be 0.
+func BenchmarkProse(b *testing.B) {
+	in := benchInput(b, "prose", benchSize)
+	for _, format := range Formats() {
+		b.Run(format, func(b *testing.B) { benchOurs(b, format, in, 4) })
+	}
+}
+
+// TestNoAllocPerChunkOnProse checks the streaming hot path: feeding prose
+// allocates nothing, whatever the format.
+func TestNoAllocPerChunkOnProse(t *testing.T) {
+	in := benchInput(t, "prose", 16<<10)
+	chunks := chunksOf(in, 4)
+	for _, format := range Formats() {
+		p, err := New(format, Options{Tools: testTools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		emit := func(Event) {}
+		p.Feed(in, emit) // warm up buffers
+		allocs := testing.AllocsPerRun(5, func() {
+			for _, c := range chunks {
+				p.Feed(c, emit)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %.0f allocations feeding %d prose chunks", format, allocs, len(chunks))
+		}
+	}
+}
+
+// TestMemoryBounded checks that what the parser keeps is bounded by the
+// holdback plus the current call, not by the output length.
+func TestMemoryBounded(t *testing.T) {
+	prose := benchInput(t, "prose", 1<<20)
+	call := `<tool_call>{"name": "read_file", "arguments": {"path": "` + strings.Repeat("x", 10000) + `"}}</tool_call>`
+	p, err := New("hermes", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit := func(Event) {}
+	for _, c := range chunksOf(prose, 7) {
+		p.Feed(c, emit)
+		if len(p.held) >= p.tab.maxLen {
+			t.Fatalf("held %d bytes, more than a marker", len(p.held))
+		}
+	}
+	if c := cap(p.b.buf); c != 0 {
+		t.Fatalf("prose grew the block buffer to %d", c)
+	}
+	for range 3 {
+		for _, c := range chunksOf(call+prose[:5000], 7) {
+			p.Feed(c, emit)
+		}
+	}
+	if c := cap(p.b.buf); c > 4*len(call) {
+		t.Fatalf("block buffer %d bytes for calls of %d", c, len(call))
+	}
+}

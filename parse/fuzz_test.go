@@ -1,0 +1,72 @@
+package parse
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/chat"
+)
+
+// fuzzSeeds adds every corpus record and a few hand-written blocks of each
+// format, so the fuzzer starts from what real models write.
+func fuzzSeeds(f *testing.F, add func(text string)) {
+	for _, r := range loadCorpus(f) {
+		add(r.Raw)
+	}
+	for _, c := range formatCases {
+		add(c.in)
+	}
+}
+
+func fuzzTools(f *testing.F) []chat.Tool {
+	return corpusTools(f, "mikeveerman_raw.jsonl")
+}
+
+// FuzzChunkInvariance checks that every chunking gives the events of a
+// one-shot parse (text merged), and that the events give back every byte.
+func FuzzChunkInvariance(f *testing.F) {
+	fuzzSeeds(f, func(s string) { f.Add(s, uint64(len(s)), uint8(len(s))) })
+	tools := fuzzTools(f)
+	formats := Formats()
+	f.Fuzz(func(t *testing.T, text string, seed uint64, mode uint8) {
+		format := formats[int(mode)%len(formats)]
+		opts := Options{Strict: mode&0x10 != 0}
+		if mode&0x20 != 0 {
+			opts.Tools = tools
+		}
+		whole := merged(collect(t, format, opts, []string{text}))
+		if got := reconstruct(whole); got != text {
+			t.Fatalf("%s %+v: bytes lost or added:\n%s", format, opts.Strict, cmp.Diff(text, got))
+		}
+		chunked := merged(collect(t, format, opts, randomChunks(text, seed)))
+		if d := cmp.Diff(whole, chunked); d != "" {
+			t.Fatalf("%s strict=%v tools=%v: chunked events differ (-whole +chunked):\n%s", format, opts.Strict, opts.Tools != nil, d)
+		}
+	})
+}
+
+// FuzzNoPanic feeds arbitrary text to every format, with and without a
+// catalog, strict and lenient, byte by byte and whole.
+func FuzzNoPanic(f *testing.F) {
+	fuzzSeeds(f, func(s string) { f.Add(s) })
+	tools := fuzzTools(f)
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, format := range Formats() {
+			for _, opts := range []Options{{}, {Strict: true}, {Tools: tools}} {
+				p, err := New(format, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				emit := func(e Event) {
+					if e.Type == EventError && (e.Err == nil || e.Err.Kind == "") {
+						t.Fatalf("%s: error event without a kind", format)
+					}
+				}
+				for i := 0; i < len(text); i++ {
+					p.Feed(text[i:i+1], emit)
+				}
+				p.Close(emit)
+			}
+		}
+	})
+}

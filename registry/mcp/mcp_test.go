@@ -1,0 +1,163 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/registry"
+)
+
+// The test binary doubles as a real MCP server: with this variable set it
+// serves over stdio and exits, so the tests start a separate process and
+// talk to it through the SDK's command transport.
+const serverEnv = "TOOLHARNESS_TEST_MCP_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serverEnv) == "1" {
+		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type addArgs struct {
+	A int `json:"a" jsonschema:"first addend"`
+	B int `json:"b" jsonschema:"second addend"`
+}
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+func testServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Add two integers.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *sdk.CallToolRequest, a addArgs) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(a.A + a.B)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "shout", Description: "Echo text in upper case; fails on empty text."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a echoArgs) (*sdk.CallToolResult, any, error) {
+			if a.Text == "" {
+				return nil, nil, errors.New("nothing to shout")
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.ToUpper(a.Text)}}}, nil, nil
+		})
+	return s
+}
+
+func TestStdioServer(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := registry.New(registry.Options{Approver: registry.ApproveAll{}})
+	conn, err := Load(ctx, r, Server{Name: "calc", Command: []string{exe, "-test.run=^$"}, Env: []string{serverEnv + "=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	checkTools(t, ctx, r)
+}
+
+func TestHTTPServer(t *testing.T) {
+	srv := testServer()
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := ParseServer("calc=" + ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Deferred = true
+	r := registry.New(registry.Options{Approver: registry.ApproveAll{}})
+	conn, err := Load(ctx, r, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	checkTools(t, ctx, r)
+	if !r.IsDeferred("mcp__calc__add") || len(r.CoreTools()) != 1 {
+		t.Errorf("deferred MCP tools: core %v", r.CoreTools())
+	}
+}
+
+func checkTools(t *testing.T, ctx context.Context, r *registry.Registry) {
+	t.Helper()
+	var names []string
+	for _, tool := range r.Tools() {
+		names = append(names, tool.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "mcp__calc__add,mcp__calc__shout") {
+		t.Fatalf("tools %v", names)
+	}
+	if r.SideEffects("mcp__calc__add") || !r.SideEffects("mcp__calc__shout") {
+		t.Error("read-only hint not honoured")
+	}
+	outs := r.Execute(ctx, []chat.ToolCall{
+		{ID: "1", Name: "mcp__calc__add", Arguments: json.RawMessage(`{"a":2,"b":40}`)},
+		{ID: "2", Name: "mcp__calc__shout", Arguments: json.RawMessage(`{"text":"hi <there>"}`)},
+		{ID: "3", Name: "mcp__calc__shout", Arguments: json.RawMessage(`{"text":""}`)},
+		{ID: "4", Name: "mcp__calc__add", Arguments: json.RawMessage(`{"a":"2","b":40}`)},
+	})
+	want := []struct {
+		content string
+		kind    registry.Kind
+	}{
+		{"42", ""},
+		{"HI <THERE>", ""},
+		{"Error: nothing to shout", registry.KindToolError},
+		{"", registry.KindInvalidArguments},
+	}
+	for i, o := range outs {
+		var kind registry.Kind
+		if o.Err != nil {
+			kind = o.Err.Kind
+		}
+		if kind != want[i].kind || (want[i].content != "" && o.Result.Content != want[i].content) {
+			t.Errorf("call %d: kind %q content %q", i+1, kind, o.Result.Content)
+		}
+	}
+}
+
+func TestParseServer(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Server
+	}{
+		{"npx -y @scope/server .", Server{Name: "npx", Command: []string{"npx", "-y", "@scope/server", "."}}},
+		{"files=/usr/bin/fs-server --root=/tmp", Server{Name: "files", Command: []string{"/usr/bin/fs-server", "--root=/tmp"}}},
+		{"https://mcp.example.com/mcp", Server{Name: "mcp_example_com", URL: "https://mcp.example.com/mcp"}},
+	}
+	for _, tt := range tests {
+		got, err := ParseServer(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%q: got %+v want %+v", tt.in, got, tt.want)
+		}
+	}
+	if _, err := ParseServer("  "); err == nil {
+		t.Error("empty spec accepted")
+	}
+	if ToolName("my server", "do.it") != "mcp__my_server__do_it" {
+		t.Error(ToolName("my server", "do.it"))
+	}
+}

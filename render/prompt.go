@@ -1,0 +1,242 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/templates"
+)
+
+// Request is one rendering of a conversation.
+type Request struct {
+	// Family is the chat template (templates.Lookup).
+	Family templates.Family
+	// Format is the tool format; "" means the family's default format
+	// (its native one where it has one).
+	Format   string
+	Messages []chat.Message
+	// Tools is nil when no tools are offered.
+	Tools []chat.Tool
+	// Reminders go, as <system-reminder> blocks, at the start of the newest
+	// user message.
+	Reminders []string
+	// NoGenerationPrompt leaves out the assistant turn opener.
+	NoGenerationPrompt bool
+	// Now is the clock for families that print a date; it is required for
+	// them (no clock is read here).
+	Now time.Time
+	// Verbatim turns framing safety off: untrusted text goes in as is, and
+	// the output is byte-identical to the official template.
+	Verbatim bool
+}
+
+// ErrNoClock is returned when a date-printing family gets no Request.Now.
+var ErrNoClock = errors.New("render: the family prints the date: set Request.Now")
+
+// Prompt renders req in raw mode: the whole prompt string, special tokens
+// and BOS text included, as the family's official template prints it (in
+// the native format) or with the catalog as text in the system message
+// (any other format).
+func Prompt(req Request) (string, error) {
+	p, err := prepare(req)
+	if err != nil {
+		return "", err
+	}
+	return req.Family.Render(templates.Input{
+		Messages: p.msgs, Tools: p.tools, AddGenerationPrompt: !req.NoGenerationPrompt, Now: req.Now,
+	})
+}
+
+// ChatMessages renders req in chat mode: the message list for a chat
+// endpoint that applies its own template. The catalog travels as text at
+// the end of the system message, an assistant turn is its raw text (or its
+// content and calls written in the format), and the results of a turn are
+// one user message. Nothing goes in a server-side tools field.
+func ChatMessages(req Request) ([]chat.Message, error) {
+	p, err := prepareText(req)
+	if err != nil {
+		return nil, err
+	}
+	return p.msgs, nil
+}
+
+type prepared struct {
+	format string
+	native bool
+	msgs   []chat.Message
+	tools  []chat.Tool
+}
+
+func resolveFormat(req Request) (string, error) {
+	if req.Family.Name == "" {
+		return "", errors.New("render: Request.Family is not set (use templates.Lookup)")
+	}
+	format := req.Format
+	if format == "" {
+		format = req.Family.DefaultFormat
+	}
+	if err := checkFormat(format); err != nil {
+		return "", err
+	}
+	if req.Family.PrintsDate && req.Now.IsZero() {
+		return "", fmt.Errorf("%w (family %s)", ErrNoClock, req.Family.Name)
+	}
+	return format, nil
+}
+
+func prepare(req Request) (prepared, error) {
+	format, err := resolveFormat(req)
+	if err != nil {
+		return prepared{}, err
+	}
+	if req.Family.NativeFormat == "" || format != req.Family.NativeFormat {
+		return prepareText(req)
+	}
+	msgs := safeMessages(req, format)
+	if msgs, err = WithReminders(msgs, req.Reminders...); err != nil {
+		return prepared{}, err
+	}
+	return prepared{format: format, native: true, msgs: nativeMessages(msgs), tools: req.Tools}, nil
+}
+
+func prepareText(req Request) (prepared, error) {
+	format, err := resolveFormat(req)
+	if err != nil {
+		return prepared{}, err
+	}
+	msgs, err := textMessages(format, safeMessages(req, format), req.Tools)
+	if err != nil {
+		return prepared{}, err
+	}
+	// After the conversion, so that reminders after tool results go at the
+	// start of the results message.
+	if msgs, err = WithReminders(msgs, req.Reminders...); err != nil {
+		return prepared{}, err
+	}
+	return prepared{format: format, msgs: msgs}, nil
+}
+
+// safeMessages neutralises untrusted text: user messages and tool results.
+// System, developer and assistant text is the harness's or the model's own.
+func safeMessages(req Request, format string) []chat.Message {
+	out := make([]chat.Message, len(req.Messages))
+	copy(out, req.Messages)
+	if req.Verbatim {
+		return out
+	}
+	userMarkers := Markers(req.Family, format, req.Tools)
+	resultMarkers := ResultTextMarkers(req.Family, format)
+	for i := range out {
+		switch out[i].Role {
+		case chat.RoleUser:
+			out[i].Content = neutralize(out[i].Content, userMarkers)
+		case chat.RoleTool:
+			out[i].Content = neutralize(out[i].Content, resultMarkers)
+		}
+	}
+	return out
+}
+
+// nativeMessages prepares messages for a family template in its native
+// format: an assistant turn with Raw text is rendered from that text (its
+// calls are not re-serialised), and tool messages get the name of the call
+// they answer.
+func nativeMessages(msgs []chat.Message) []chat.Message {
+	out := make([]chat.Message, len(msgs))
+	copy(out, msgs)
+	var calls []chat.ToolCall
+	for i, m := range out {
+		switch m.Role {
+		case chat.RoleAssistant:
+			calls = m.ToolCalls
+			if m.Raw != "" {
+				out[i] = chat.Message{Role: chat.RoleAssistant, Content: m.Raw}
+			}
+		case chat.RoleTool:
+			if m.Name == "" {
+				for j, c := range calls {
+					if c.ID == m.ToolCallID || (m.ToolCallID == "" && j == 0) {
+						out[i].Name = c.Name
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// textMessages turns a conversation into plain messages for a prompted
+// format: the catalog at the end of the system message, assistant turns as
+// their text, and each run of tool messages as one user message of results.
+func textMessages(format string, msgs []chat.Message, tools []chat.Tool) ([]chat.Message, error) {
+	var out []chat.Message
+	if len(tools) > 0 {
+		catalog, err := Catalog(format, tools)
+		if err != nil {
+			return nil, err
+		}
+		if len(msgs) > 0 && (msgs[0].Role == chat.RoleSystem || msgs[0].Role == chat.RoleDeveloper) {
+			sys := msgs[0]
+			if sys.Content != "" {
+				sys.Content += "\n\n"
+			}
+			sys.Content += catalog
+			out = append(out, sys)
+			msgs = msgs[1:]
+		} else {
+			out = append(out, chat.Message{Role: chat.RoleSystem, Content: catalog})
+		}
+	}
+	var calls []chat.ToolCall
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		switch m.Role {
+		case chat.RoleAssistant:
+			calls = m.ToolCalls
+			text := m.Raw
+			if text == "" {
+				written, err := FormatCalls(format, m.ToolCalls)
+				if err != nil {
+					return nil, err
+				}
+				text = m.Content
+				if text != "" && written != "" {
+					text += "\n"
+				}
+				text += written
+			}
+			out = append(out, chat.Message{Role: chat.RoleAssistant, Content: text, Reasoning: rawlessReasoning(m)})
+		case chat.RoleTool:
+			var results []chat.ToolResult
+			for ; i < len(msgs) && msgs[i].Role == chat.RoleTool; i++ {
+				t := msgs[i]
+				results = append(results, chat.ToolResult{CallID: t.ToolCallID, Name: t.Name, Content: t.Content, IsError: t.IsError})
+			}
+			i--
+			ordered, err := MatchResults(calls, results)
+			if err != nil {
+				return nil, err
+			}
+			text, err := formatResults(format, ordered, func(s string) string { return s })
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, chat.Message{Role: chat.RoleUser, Content: text})
+		default:
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// rawlessReasoning keeps separate reasoning only when the turn is not
+// re-rendered from raw text (raw text already holds it).
+func rawlessReasoning(m chat.Message) string {
+	if m.Raw != "" {
+		return ""
+	}
+	return m.Reasoning
+}
