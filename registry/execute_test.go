@@ -62,7 +62,7 @@ func TestExecuteTimeoutPanicError(t *testing.T) {
 		return "late", nil
 	}, false)
 	reg(t, r, "stuck", func(ctx context.Context, _ json.RawMessage) (string, error) {
-		time.Sleep(300 * time.Millisecond) // ignores its context
+		time.Sleep(2 * time.Second) // ignores its context
 		return "late", nil
 	}, false)
 	reg(t, r, "boom", func(context.Context, json.RawMessage) (string, error) { panic("nil map") }, false)
@@ -83,7 +83,7 @@ func TestExecuteTimeoutPanicError(t *testing.T) {
 		if o.Err == nil || o.Err.Kind != tt.kind || o.Result.Content != tt.msg || !o.Result.IsError {
 			t.Errorf("%s: %+v", tt.name, o)
 		}
-		if d := time.Since(start); d > 250*time.Millisecond {
+		if d := time.Since(start); d > time.Second {
 			t.Errorf("%s took %v; the timeout did not stop the wait", tt.name, d)
 		}
 	}
@@ -209,8 +209,8 @@ func TestPerToolTimeoutAndQueuedCancel(t *testing.T) {
 	if o.Err == nil || o.Err.Kind != KindTimeout || !strings.Contains(o.Result.Content, "20ms") {
 		t.Fatalf("per-tool timeout: %+v", o)
 	}
-	// With one slot, the second call waits in the queue; cancelling
-	// reports it canceled without running it.
+	// With one slot, one call waits in the queue; cancelling reports both
+	// canceled and the queued one never runs.
 	reg(t, r, "hold", block, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
@@ -220,8 +220,10 @@ func TestPerToolTimeoutAndQueuedCancel(t *testing.T) {
 			t.Errorf("call %d: %+v", i, o)
 		}
 	}
-	if outs[1].Ran {
-		t.Error("the queued call ran after cancellation")
+	// Which call gets the slot first is up to the scheduler; the other
+	// must not have run.
+	if outs[0].Ran == outs[1].Ran {
+		t.Errorf("ran: %v and %v; want exactly one", outs[0].Ran, outs[1].Ran)
 	}
 }
 

@@ -15,50 +15,65 @@
 // # API
 //
 //	// Catalog is the tool catalog and call instructions in format, JSON in
-//	// each schema's own key order (Python separators where the format's
-//	// native template prints JSON that way).
+//	// each schema's own key order with Python's separators.
 //	func Catalog(format string, tools []chat.Tool) (string, error)
-//	// FormatCall writes one call exactly as the catalog instructs; the
-//	// registry uses it for the corrected example in model-facing errors.
+//	// FormatCall / FormatCalls write calls exactly as the catalog instructs;
+//	// the registry uses FormatCall for the corrected example of an error.
 //	func FormatCall(format string, call chat.ToolCall) (string, error)
-//	// FormatCalls writes the calls of one assistant turn.
 //	func FormatCalls(format string, calls []chat.ToolCall) (string, error)
-//	// Results writes the results of one turn, matched to calls by id (a
-//	// result without a matching call is an error), framing-safe unless
-//	// verbatim.
+//	// MatchResults orders a turn's results as its calls (by id, else by
+//	// position); Results writes them in format, framing-safe unless verbatim.
+//	func MatchResults(calls []chat.ToolCall, results []chat.ToolResult) ([]chat.ToolResult, error)
 //	func Results(format string, calls []chat.ToolCall, results []chat.ToolResult, verbatim bool) (string, error)
 //	// ErrorResult is the model-facing error result for a bad call: what was
-//	// wrong and a corrected example in the session's format.
+//	// wrong and, given example, the call written correctly in format.
 //	func ErrorResult(format string, call chat.ToolCall, problem string, example *chat.ToolCall) chat.ToolResult
-//	// Reminder wraps text in <system-reminder>…</system-reminder>.
+//	// Reminder wraps text in <system-reminder>…</system-reminder>;
+//	// WithReminders puts reminders at the start of the newest user message.
 //	func Reminder(text string) string
-//	// WithReminders returns msgs with the reminders prepended to the newest
-//	// user message (never the system message).
 //	func WithReminders(msgs []chat.Message, reminders ...string) ([]chat.Message, error)
 //	// Neutralize makes untrusted text inert for a family and format.
 //	func Neutralize(fam templates.Family, format, text string, tools []chat.Tool) string
 //
-//	// Request is one rendering: family, format ("" = the family's native
-//	// format), messages, tools, reminders, clock, options.
+//	// Request is one rendering: family, format ("" = the family's default,
+//	// its native format where it has one), messages, tools, reminders,
+//	// clock (required for date-printing families), Verbatim.
 //	type Request struct{ … }
 //	// Prompt is raw mode: the whole prompt string, special tokens included.
 //	func Prompt(req Request) (string, error)
 //	// ChatMessages is chat mode: the message list for a chat endpoint, the
-//	// catalog as text in the system message, tool results as text messages.
+//	// catalog as text in the system message, results as user messages.
 //	func ChatMessages(req Request) ([]chat.Message, error)
 //
-//	// Session is the prefix builder: the system block is rendered once,
-//	// the transcript only grows, assistant turns come from the model's raw
-//	// output.
+//	// Session is the raw-mode prefix builder of one session.
 //	func NewSession(cfg SessionConfig) (*Session, error)
 //	func (s *Session) AddUser(text string)
 //	func (s *Session) AddAssistant(raw string, calls []chat.ToolCall)
 //	func (s *Session) AddResults(results []chat.ToolResult) error
 //	func (s *Session) Prompt(reminders ...string) (string, error)
+//	func (s *Session) Messages() []chat.Message
 //
-//	// Diverge compares two consecutive prompts: nil when next starts with
-//	// prev, otherwise the first diverging byte with context either side.
+//	// Diverge compares the previous prompt plus the model's raw output with
+//	// the next prompt: nil when next extends it, else the first diverging
+//	// byte with context either side (a *Divergence is an error).
 //	func Diverge(prev, next string) *Divergence
+//
+// # Prefix builder
+//
+// The first prompt of a Session is rendered by the family template. Every
+// later prompt is the previous prompt, the model's exact raw output, and
+// the tail: the template renders the history, a sentinel in place of the
+// reply and the new messages, and everything after the sentinel is kept
+// (the turn's closing token, results or user text, the generation prompt).
+// Nothing sent is re-rendered, so templates that move tools to the last
+// user message (Mistral), drop earlier reasoning (Qwen3, gpt-oss) or print
+// "\n" depending on position (Hermes) still give append-only prompts; the
+// clock is frozen for the session. Where the official template is itself
+// prefix-stable and the model wrote calls as the template writes them, the
+// session's prompt equals the template's rendering of the whole
+// conversation (tested for qwen2.5, qwen3-coder, llama3.1, llama3.2 and
+// chatml). Reminders go into the new part only (the newest new user
+// message, or the results) and are not kept for later turns.
 //
 // # Native and text formats
 //
@@ -70,12 +85,17 @@
 //
 // # Framing safety
 //
-// On by default. In untrusted text (user messages, tool results) every
-// control token of the family and every framing marker of the format (for
+// On by default. In user text every control token of the family, every
+// call and result marker of the format and the <system-reminder> tags (for
 // example <|im_end|>, </tool_response>, <tool_call>, [TOOL_CALLS],
-// </function_results>, <system-reminder>) is broken by inserting U+2060 WORD
-// JOINER after its first character. The text reads the same, but neither a
-// tokenizer's special-token matching nor the parser sees the marker. Only
-// such markers are touched; Request.Verbatim turns it off, and the output is
-// then byte-identical to the official template.
+// </function_results>) are broken by inserting U+2060 WORD JOINER
+// ([Breaker]) after their first character. The text reads the same, but
+// neither a tokenizer's special-token matching nor the parser sees a marker.
+// In tool results the same is done for control tokens, result markers and
+// reminder tags; call markers stay, because inside a result block that
+// cannot be closed they are data, and the corrected example of a
+// model-facing error must reach the model intact. Nothing else is touched
+// and nothing is removed (deleting the breakers gives the input back).
+// Request.Verbatim turns it off; the output is then byte-identical to the
+// official template.
 package render

@@ -42,6 +42,20 @@ func TestDetect(t *testing.T) {
 			}
 		})
 	}
+	// Ollama-style Go templates, abridged to the lines the fingerprints use.
+	for text, want := range map[string]string{
+		"{{- if .Tools }}<|start_header_id|>system<|end_header_id|>\nEnvironment: ipython\nCutting Knowledge Date: December 2023\n{{ range .Tools }}{{ . }}{{ end }}":                       "llama3.1",
+		"{{- if .Tools }}<|start_header_id|>system<|end_header_id|>\nEnvironment: ipython\nCutting Knowledge Date: December 2023\nToday Date: {{ currentDate }}{{ range .Tools }}{{ end }}": "llama3.2",
+		"{{- range .Messages }}{{ if .Tools }}[AVAILABLE_TOOLS] {{ $.Tools }}[/AVAILABLE_TOOLS]{{ end }}[INST] {{ .Content }}[/INST]{{ if .ToolCalls }}[TOOL_CALLS]{{ end }}":               "mistral-nemo",
+		"[SYSTEM_PROMPT]{{ .System }}[/SYSTEM_PROMPT]{{ if .Tools }}[AVAILABLE_TOOLS]{{ end }}[INST]{{ .Content }}[/INST][TOOL_CALLS]":                                                      "mistral-small3",
+		"{{- if .System }}<|im_start|>system\n{{ .System }}{{ else }}You are Qwen, created by Alibaba Cloud. You are a helpful assistant.{{ end }}<tool_call>":                              "qwen2.5",
+		"<|im_start|>{{ .Role }}\n{{ if .Thinking }}<think>{{ .Thinking }}</think>{{ end }}<tool_call>{{ end }}":                                                                            "qwen3",
+	} {
+		d, err := Detect(text)
+		if err != nil || d.Family != want || d.Syntax != "go" {
+			t.Errorf("%q: got %+v, %v; want %s", text, d, err, want)
+		}
+	}
 	for _, text := range []string{"", "{{ .Prompt }}", "[INST] {{ range .Messages }}{{ .Content }}{{ end }}"} {
 		if d, err := Detect(text); !errors.Is(err, ErrUnknownTemplate) {
 			t.Errorf("%q: got %+v, %v; want ErrUnknownTemplate", text, d, err)

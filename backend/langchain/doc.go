@@ -10,8 +10,10 @@
 // llms.GenerateFromSinglePrompt does, but keeping the stream and the
 // response's GenerationInfo (usage). langchaingo has no raw-completion
 // call, so a chat provider (Ollama's /api/chat, OpenAI chat) still wraps
-// that message in its own template; use a backend that speaks the server's
-// raw API where the harness must control every token.
+// that message in its own template, so Capabilities reports Raw only when
+// Config.RawCompletion says the provider completes prompts verbatim; use a
+// backend that speaks the server's raw API where the harness must control
+// every token.
 //
 // Only this direction lives here. The other one, toolharness exposing an
 // llms.Model with prompted tool calling, sits above render and parse.

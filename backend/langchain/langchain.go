@@ -27,6 +27,12 @@ type Config struct {
 	// templates natively; providers that demand a preceding structured tool
 	// call (OpenAI's) reject those, so set this for them.
 	ToolResultsAsHuman bool
+	// RawCompletion says the model completes a single prompt verbatim (a
+	// text-completion provider), so Capabilities reports Raw. Chat
+	// providers template even a single message, so by default Raw is false
+	// and the harness renders for chat mode; raw requests are served
+	// either way.
+	RawCompletion bool
 }
 
 // Backend serves backend requests with a langchaingo model.
@@ -48,11 +54,12 @@ func New(m llms.Model, cfg Config) (*Backend, error) {
 	return &Backend{model: m, cfg: cfg}, nil
 }
 
-// Capabilities: raw prompts (as one human message) and chat; no
-// constrained decoding, since langchaingo's only knob, JSON mode, does not
-// take a schema; BOS is the provider's business.
+// Capabilities: chat, and raw only when Config.RawCompletion says the
+// provider completes prompts verbatim; no constrained decoding, since
+// langchaingo's only knob, JSON mode, takes no schema; BOS is the
+// provider's business.
 func (b *Backend) Capabilities() backend.Capabilities {
-	return backend.Capabilities{Raw: true, Chat: true}
+	return backend.Capabilities{Raw: b.cfg.RawCompletion, Chat: true}
 }
 
 // Generate runs req through the model's GenerateContent.

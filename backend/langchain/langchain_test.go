@@ -249,6 +249,12 @@ func TestCanceled(t *testing.T) {
 	if errors.As(err, &be) && !be.Consumed {
 		t.Error("consumed is false after a delivered chunk")
 	}
+	if c := b.Capabilities(); c.Raw || !c.Chat || c.Constrain {
+		t.Errorf("default capabilities %+v; want chat only", c)
+	}
+	if b2, _ := New(m, Config{RawCompletion: true}); !b2.Capabilities().Raw {
+		t.Error("RawCompletion does not report Raw")
+	}
 	if _, err := New(nil, Config{}); err == nil || !strings.HasPrefix(err.Error(), "langchain: ") {
 		t.Errorf("New(nil): %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -276,7 +277,7 @@ func TestContextOverflow(t *testing.T) {
 		_, err := run(t, c, backend.Request{Mode: backend.ModeRaw, Prompt: llama3Prompt, Options: backend.Options{MaxTokens: tt.max}})
 		sent := len(fs.requests("/completion"))
 		if tt.overflow {
-			if !errorsIs(err, backend.ErrContextOverflow) || sent != 0 {
+			if !errors.Is(err, backend.ErrContextOverflow) || sent != 0 {
 				t.Errorf("max %d: err %v, %d requests sent; want a context overflow and nothing sent", tt.max, err, sent)
 			}
 			if err != nil && !strings.Contains(err.Error(), "prompt of 3 tokens plus 1022 to generate exceeds the context window of 1024 tokens") {
@@ -293,7 +294,7 @@ func TestHealth(t *testing.T) {
 	c := newClient(t, fs, Config{Retries: -1})
 	err := c.Health(context.Background())
 	var be *backend.Error
-	if !errorsAs(err, &be) || be.Kind != backend.KindServer || be.Status != 503 || be.Message != "Loading model" || !backend.Retryable(err) {
+	if !errors.As(err, &be) || be.Kind != backend.KindServer || be.Status != 503 || be.Message != "Loading model" || !backend.Retryable(err) {
 		t.Errorf("loading: %v", err)
 	}
 	if err := c.Health(context.Background()); err != nil {

@@ -46,7 +46,7 @@ func TestToolsCheck(t *testing.T) {
 	}
 	want := `{"ok":true,"arguments":{"city":"Paris","days":2}}
 {"ok":true,"arguments":{"days":3,"city":"Oslo"},"coercions":[{"path":"days","from":"\"3\"","to":"3"}]}
-{"ok":false,"kind":"invalid_arguments","error":"Invalid arguments for get_weather:\n- city: missing (required, expected string)\n- days: expected a number >= 1, given 0\nA valid call looks like:\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"<city>\",\"days\":1}}"}
+{"ok":false,"kind":"invalid_arguments","error":"Invalid arguments for get_weather:\n- city: missing (required, expected string)\n- days: expected an integer >= 1, given 0\nA valid call looks like:\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"<city>\",\"days\":1}}"}
 {"ok":false,"kind":"unknown_tool","error":"There is no tool named \"get_wether\". Did you mean: get_weather?\nA valid call looks like:\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"<city>\"}}"}
 {"ok":false,"kind":"input","error":"not a JSON object: invalid character 'o' in literal null (expecting 'u')"}
 `

@@ -121,7 +121,9 @@ func TestE2EConstrainedToolCall(t *testing.T) {
 // the model's answer and a new turn, and checks from the server log that
 // the second request reused the whole first exchange from the KV cache.
 func TestE2EPrefixCacheReuse(t *testing.T) {
+	started := time.Now()
 	srv := Start(t, WithOwnProcess()) // a fresh cache, and a log to read
+	t.Logf("server started, model registered and loaded in %v", time.Since(started).Round(time.Millisecond))
 	gen := func(prompt string) (string, api.Metrics) {
 		var out strings.Builder
 		var m api.Metrics
@@ -158,6 +160,7 @@ func TestE2EPrefixCacheReuse(t *testing.T) {
 		t.Errorf("second request slot %+v, want used=%d prompt=%d", slots[1], wantUsed, m2.PromptEvalCount)
 	}
 	// prompt_eval_count reports the whole prompt even when it was cached.
+	t.Logf("cache slots: %+v", slots)
 	if m2.PromptEvalCount != slots[1].Used+slots[1].Remaining {
 		t.Errorf("prompt_eval_count %d != used %d + remaining %d", m2.PromptEvalCount, slots[1].Used, slots[1].Remaining)
 	}

@@ -39,6 +39,7 @@ convs = [
     {"id": "b_tools", "tools": TOOLS, "messages": [SYS, U1]},
     {"id": "b2_tools_no_system", "tools": TOOLS, "messages": [U1]},
     {"id": "c_call_result", "tools": TOOLS, "messages": [SYS, U1, CALL1, RES1]},
+    {"id": "c2_call_result_then_user", "tools": TOOLS, "messages": [SYS, U1, CALL1, RES1, U2]},
     {"id": "d_parallel", "tools": TOOLS, "messages": [SYS, U1, PAR] + PRES},
     {"id": "e_followup", "tools": TOOLS, "messages": [SYS, U1, CALL1, RES1, ANS1, U2, CALL2, RES2]},
     {"id": "e2_followup_answered", "tools": TOOLS, "messages": [SYS, U1, CALL1, RES1, ANS1, U2]},

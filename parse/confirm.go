@@ -1,0 +1,371 @@
+package parse
+
+import "bytes"
+
+// This file decides, from the first bytes of a tentative block, whether it
+// can hold a call, and finds the tool name while the block streams.
+
+var callKeys = map[string]bool{
+	"name": true, "function": true, "tool_call": true, "tool_calls": true, "tool": true,
+	"tool_name": true, "type": true, "function_call": true, "id": true,
+}
+
+// confirm decides, from as few bytes as possible, whether a tentative
+// block can hold a call. The answer depends only on the bytes, never on
+// how they were chunked.
+func (b *block) confirm(eof bool) verdict {
+	v := b.confirm1()
+	if v == vMore && eof {
+		return vNo
+	}
+	return v
+}
+
+func (b *block) confirm1() verdict {
+	buf, m := b.buf, b.op.marker
+	switch b.op.kind {
+	case kTag:
+		j := skipWS(buf, len(m))
+		if j >= len(buf) {
+			return vMore
+		}
+		if bytes.IndexByte([]byte(b.op.first), buf[j]) < 0 {
+			return vNo
+		}
+		b.vstart = len(m)
+		return vYes
+	case kValue:
+		b.vstart = 0
+		if buf[0] == '[' {
+			return b.bracket(0, true)
+		}
+		return callish(buf, 0)
+	case kBracket:
+		b.vstart = 0
+		return b.bracket(0, false)
+	case kPrefix:
+		j := skipWS(buf, len(m))
+		if j-len(m) > 64 {
+			return vNo
+		}
+		if j >= len(buf) {
+			return vMore
+		}
+		switch c := buf[j]; {
+		case c == '{' || c == '[':
+			b.vstart = j
+			return vYes
+		case b.op.dec == dMistral && isIdentByte(c):
+			return b.mistralName(j)
+		}
+		return vNo
+	case kFence:
+		return b.fence()
+	case kHarmony:
+		return b.harmony()
+	}
+	return vNo
+}
+
+// callish: does the object at buf[i] start with a key a call object has?
+func callish(buf []byte, i int) verdict {
+	j := skipWS(buf, i+1)
+	if j-i > 64 {
+		return vNo
+	}
+	if j >= len(buf) {
+		return vMore
+	}
+	q := buf[j]
+	if q != '"' && q != '\'' {
+		return vNo
+	}
+	k := j + 1
+	for ; k < len(buf) && buf[k] != q; k++ {
+		if k-j > 40 || buf[k] == '\\' || buf[k] == '\n' {
+			return vNo
+		}
+	}
+	if k >= len(buf) {
+		return vMore
+	}
+	key := string(buf[j+1 : k])
+	c := skipWS(buf, k+1)
+	if c-k > 64 {
+		return vNo
+	}
+	if c >= len(buf) {
+		return vMore
+	}
+	if buf[c] != ':' || !callKeys[key] {
+		return vNo
+	}
+	return vYes
+}
+
+// bracket: a list of call objects, or (unless jsonOnly) a pythonic list.
+func (b *block) bracket(i int, jsonOnly bool) verdict {
+	buf := b.buf
+	j := skipWS(buf, i+1)
+	if j-i > 64 {
+		return vNo
+	}
+	if j >= len(buf) {
+		return vMore
+	}
+	if buf[j] == '{' {
+		b.sub = dJSON
+		return callish(buf, j)
+	}
+	if jsonOnly {
+		return vNo
+	}
+	v, name := identParen(buf, j)
+	if v == vYes {
+		b.sub, b.name = dPythonic, name
+	}
+	return v
+}
+
+// identParen: an identifier (dots allowed) and then '(' at buf[j].
+func identParen(buf []byte, j int) (verdict, string) {
+	if j >= len(buf) {
+		return vMore, ""
+	}
+	if c := buf[j]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return vNo, ""
+	}
+	k := j
+	for k < len(buf) && (isIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		if k-j > 64 {
+			return vNo, ""
+		}
+		k++
+	}
+	e := k
+	for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t') {
+		k++
+	}
+	if k >= len(buf) {
+		return vMore, ""
+	}
+	if buf[k] != '(' {
+		return vNo, ""
+	}
+	return vYes, string(buf[j:e])
+}
+
+var fenceLabels = map[string]bool{"": true, "json": true, "tool_call": true, "tool_calls": true, "tool_code": true, "jsonc": true}
+
+func (b *block) fence() verdict {
+	buf := b.buf
+	nl := bytes.IndexByte(buf[3:], '\n')
+	if nl < 0 {
+		if len(buf)-3 > 32 {
+			return vNo
+		}
+		for _, c := range buf[3:] {
+			if !isIdentByte(c) && c != ' ' && c != '\r' {
+				return vNo
+			}
+		}
+		return vMore
+	}
+	nl += 3
+	label := string(bytes.TrimSpace(buf[3:nl]))
+	if !fenceLabels[label] {
+		return vNo
+	}
+	j := skipWS(buf, nl+1)
+	if j-nl > 64 {
+		return vNo
+	}
+	if j >= len(buf) {
+		return vMore
+	}
+	b.vstart = nl + 1
+	switch c := buf[j]; {
+	case c == '{':
+		b.sub = dJSON
+		return callish(buf, j)
+	case c == '[':
+		return b.bracket(j, false)
+	case label == "tool_code":
+		v, name := identParen(buf, j)
+		if v == vYes {
+			b.sub, b.name = dPythonic, name
+		}
+		return v
+	}
+	return vNo
+}
+
+var (
+	harmonyMessage = []byte("<|message|>")
+	argsMarker     = []byte("[ARGS]")
+)
+
+func (b *block) harmony() verdict {
+	buf, m := b.buf, b.op.marker
+	k := bytes.Index(buf[len(m):], harmonyMessage)
+	if k < 0 {
+		if len(buf) > 512 {
+			return vNo
+		}
+		return vMore
+	}
+	header := buf[len(m) : len(m)+k]
+	t := bytes.Index(header, []byte("to="))
+	if t < 0 {
+		return vNo
+	}
+	name := header[t+3:]
+	if e := bytes.IndexAny(name, " \t\n<"); e >= 0 {
+		name = name[:e]
+	}
+	name = bytes.TrimPrefix(name, []byte("functions."))
+	b.name = string(name)
+	b.vstart = len(m) + k + len(harmonyMessage)
+	return vYes
+}
+
+// mistralName reads `name[ARGS]` or `name[CALL_ID]id[ARGS]` at buf[j].
+func (b *block) mistralName(j int) verdict {
+	buf := b.buf
+	end := min(len(buf), j+160)
+	k := bytes.Index(buf[j:end], argsMarker)
+	if k < 0 {
+		for _, c := range buf[j:end] {
+			if !isIdentByte(c) && c != '.' && c != '-' && c != '[' && c != ']' {
+				return vNo
+			}
+		}
+		if end-j >= 160 {
+			return vNo
+		}
+		return vMore
+	}
+	head := buf[j : j+k]
+	for _, c := range head {
+		if !isIdentByte(c) && c != '.' && c != '-' && c != '[' && c != ']' {
+			return vNo
+		}
+	}
+	if i := bytes.IndexByte(head, '['); i >= 0 {
+		head = head[:i]
+	}
+	b.name = string(head)
+	b.vstart = j + k + len(argsMarker)
+	return vYes
+}
+
+// scanName finds the tool name in the first nameWindow bytes of the
+// content. Once found in a prefix, the same name is found in every longer
+// prefix, which keeps call-start events chunk-invariant.
+func (b *block) scanName() (string, bool) {
+	switch b.op.dec {
+	case dTags:
+		return b.op.tool, true
+	case dHarmony:
+		return b.name, b.name != ""
+	}
+	if b.name != "" {
+		return b.name, true
+	}
+	from := b.vstart
+	if from > len(b.buf) {
+		return "", false
+	}
+	w := b.buf[from:min(len(b.buf), from+nameWindow)]
+	dec := b.op.dec
+	if b.op.kind == kBracket || b.op.kind == kFence || (b.op.kind == kValue && b.sub == dJSON) {
+		dec = b.sub
+	}
+	switch dec {
+	case dXML:
+		w = b.buf[:min(len(b.buf), b.vstart+nameWindow)]
+		return attrName(w, []byte("<invoke name="))
+	case dQwenCoder:
+		return qwenName(w)
+	case dToolCall:
+		j := skipWS(w, 0)
+		if j < len(w) && w[j] == '<' {
+			return qwenName(w)
+		}
+		return jsonName(w)
+	case dJSON, dMistral, dFence:
+		return jsonName(w)
+	}
+	return "", false
+}
+
+var nameKey = []byte(`"name"`)
+
+func jsonName(w []byte) (string, bool) {
+	from := 0
+	for {
+		k := bytes.Index(w[from:], nameKey)
+		if k < 0 {
+			return "", false
+		}
+		k += from
+		from = k + 1
+		if k > 0 && w[k-1] == '\\' {
+			continue
+		}
+		j := skipWS(w, k+len(nameKey))
+		if j >= len(w) {
+			return "", false
+		}
+		if w[j] != ':' {
+			continue
+		}
+		j = skipWS(w, j+1)
+		if j >= len(w) {
+			return "", false
+		}
+		if w[j] != '"' {
+			continue
+		}
+		e := j + 1
+		for e < len(w) && w[e] != '"' && w[e] != '\\' && w[e] != '\n' {
+			e++
+		}
+		if e >= len(w) {
+			return "", false
+		}
+		if w[e] != '"' || e == j+1 {
+			continue
+		}
+		return string(w[j+1 : e]), true
+	}
+}
+
+func qwenName(w []byte) (string, bool) {
+	k := bytes.Index(w, []byte("<function="))
+	if k < 0 {
+		return "", false
+	}
+	s := w[k+len("<function="):]
+	e := bytes.IndexAny(s, ">\n<")
+	if e <= 0 || s[e] != '>' {
+		return "", false
+	}
+	return string(bytes.TrimSpace(s[:e])), true
+}
+
+func attrName(w, prefix []byte) (string, bool) {
+	k := bytes.Index(w, prefix)
+	if k < 0 {
+		return "", false
+	}
+	s := w[k+len(prefix):]
+	if len(s) < 2 || (s[0] != '"' && s[0] != '\'') {
+		return "", false
+	}
+	e := bytes.IndexByte(s[1:], s[0])
+	if e <= 0 {
+		return "", false
+	}
+	return string(s[1 : 1+e]), true
+}
