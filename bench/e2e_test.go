@@ -10,32 +10,40 @@ import (
 	"github.com/toolharness/toolharness/internal/ollamatest"
 )
 
-// e2eSuite is three cases of the default suite: a single call, a parallel
-// call and a restraint case.
+// e2eSuite is small on purpose: the tiny model reads one token per byte
+// on two shared cores, so a short catalog keeps each generation quick.
 func e2eSuite(t *testing.T) Suite {
 	t.Helper()
-	def, err := DefaultSuite()
+	s, err := ParseSuite([]byte(`
+name: e2e
+tools:
+  - {name: get_weather, description: "Weather of a city.", input_schema: {type: object, properties: {city: {type: string}}, required: [city]}}
+  - {name: read_file, description: "Read a file.", input_schema: {type: object, properties: {path: {type: string}}, required: [path]}}
+cases:
+  - {id: single, category: single, prompt: "Weather in Paris?", expect: {calls: [{name: get_weather, args: {city: Paris}}]}}
+  - {id: parallel, category: parallel, prompt: "Read a.txt and b.txt.", expect: {calls: [{name: read_file, args: {path: a.txt}}, {name: read_file, args: {path: b.txt}}]}}
+  - {id: restraint, category: restraint, prompt: "Hello!", expect: {no_call: true}}
+`))
 	if err != nil {
 		t.Fatal(err)
-	}
-	s := Suite{Name: "e2e"}
-	for _, c := range def.Cases {
-		switch c.ID {
-		case "single_weather", "parallel_read_two", "restraint_greeting":
-			s.Cases = append(s.Cases, c)
-		}
-	}
-	if len(s.Cases) != 3 {
-		t.Fatalf("picked %d cases", len(s.Cases))
 	}
 	return s
 }
 
+// e2eMaxTokens bounds constrained generations: the random model fills a
+// string until it happens to close it (about 1 in 95 per token), so a
+// constrained attempt can still end truncated.
+const e2eMaxTokens = 160
+
 func e2eDriver(t *testing.T, constrained bool, servers ...*ollamatest.Server) (*AgentDriver, []Endpoint) {
 	t.Helper()
 	temp, seed := 0.8, 7
+	maxTokens := 32
+	if constrained {
+		maxTokens = e2eMaxTokens
+	}
 	d := &AgentDriver{Backends: map[string]backend.Backend{}, MaxRetries: 1, Constrained: constrained,
-		Options: backend.Options{Temperature: &temp, Seed: &seed, MaxTokens: 40}}
+		Options: backend.Options{Temperature: &temp, Seed: &seed, MaxTokens: maxTokens}}
 	var eps []Endpoint
 	for _, s := range servers {
 		b, err := ollama.New(ollama.Config{Host: s.URL})
@@ -156,17 +164,25 @@ func TestE2EBenchRun(t *testing.T) {
 		if res.Done != len(suite.Cases) {
 			t.Fatalf("done %d", res.Done)
 		}
-		// The grammar forces a schema-valid object: nothing fails to parse
-		// and every call names a tool of the case.
+		// The grammar forces a schema-valid object: an attempt that ended
+		// before the token limit parses cleanly and names a tool of the case.
+		finished := 0
 		for _, r := range res.Records {
-			if r.Error != "" || r.Lenient.Failed() || len(r.SchemaErrors) > 0 {
-				t.Errorf("%s attempt %d: error %q, parse %+v, schema %+v\nraw: %q", r.ID, r.Attempt, r.Error, r.Lenient, r.SchemaErrors, r.Raw)
+			if r.Error != "" {
+				t.Errorf("%s attempt %d: %s", r.ID, r.Attempt, r.Error)
+			}
+			if r.GeneratedTokens >= e2eMaxTokens {
+				continue // truncated by the limit, not by the grammar
+			}
+			finished++
+			if r.Lenient.Failed() || len(r.SchemaErrors) > 0 {
+				t.Errorf("%s attempt %d: constrained output failed: parse %+v, schema %+v\nraw: %q", r.ID, r.Attempt, r.Lenient, r.SchemaErrors, r.Raw)
 			}
 		}
-		g := Summarize(res.Records).Groups[0]
-		t.Logf("constrained: lenient %v verdicts %v", g.LenientFailure, g.Verdicts)
-		if g.LenientFailure.K != 0 || g.LenientFailure.N != len(suite.Cases) {
-			t.Errorf("constrained lenient failure %+v", g.LenientFailure)
+		if finished == 0 {
+			t.Errorf("no constrained attempt finished within %d tokens", e2eMaxTokens)
 		}
+		g := Summarize(res.Records).Groups[0]
+		t.Logf("constrained: %d of %d attempts finished; lenient failures %v, verdicts %v", finished, len(res.Records), g.LenientFailure, g.Verdicts)
 	})
 }

@@ -65,6 +65,16 @@ type table struct {
 	maxLen int
 }
 
+// anyFirst reports whether s holds a byte a marker starts with.
+func (t *table) anyFirst(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if t.first[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
 func newTable(ops []opener) *table {
 	t := &table{}
 	seen := map[string]bool{}

@@ -57,6 +57,14 @@ func (p *Parser) Reset() {
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
+	// Fast path for prose: no marker byte in the chunk and nothing held.
+	if !p.inBlock && p.held == "" && !p.tab.anyFirst(chunk) {
+		p.pos += len(chunk)
+		if chunk != "" {
+			emit(Event{Type: EventText, Text: chunk})
+		}
+		return
+	}
 	p.emit = emit
 	p.feed(chunk, false)
 	p.emit = nil

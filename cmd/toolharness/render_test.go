@@ -119,6 +119,17 @@ func TestTemplatesCommand(t *testing.T) {
 		t.Errorf("unknown: exit %d: %q", code, out.String())
 	}
 	out.Reset()
+	official, err := os.ReadFile(filepath.Join("..", "..", "templates", "testdata", "official", "Qwen-Qwen3-0.6B.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"bos_token": nil, "chat_template": string(official)})
+	cfgFile := filepath.Join(t.TempDir(), "tokenizer_config.json")
+	os.WriteFile(cfgFile, cfg, 0o644)
+	if code := run([]string{"toolharness", "templates", "detect", "--json", "--file", cfgFile}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), `"family":"qwen3"`) {
+		t.Errorf("tokenizer_config.json: exit %d: %s", code, out.String())
+	}
+	out.Reset()
 	if code := run([]string{"toolharness", "templates", "show", "llama3.2"}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "native_format: json") {
 		t.Errorf("show: exit %d: %s", code, out.String())
 	}
