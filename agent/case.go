@@ -24,6 +24,9 @@ type Case struct {
 	// Constrained sends the call schema (with an answer alternative, so
 	// restraint cases stay possible).
 	Constrained bool
+	// ConstrainMaxString bounds unbounded strings under the constraint
+	// (see SchemaOptions.MaxString).
+	ConstrainMaxString int
 	// Strict disables the parser's repairs.
 	Strict bool
 	// MaxRetries is the number of attempts after the first that may follow
@@ -164,7 +167,7 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	var p StreamParser
 	var err error
 	if c.Constrained {
-		if req.Format, err = CallSchema(c.Tools, true); err != nil {
+		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: true, MaxString: c.ConstrainMaxString}); err != nil {
 			return a, nil, err
 		}
 		p = &constrainedParser{}

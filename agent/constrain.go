@@ -8,12 +8,22 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
+// SchemaOptions shape a constrained generation's schema.
+type SchemaOptions struct {
+	// AllowAnswer adds the final {"answer": "…"} alternative.
+	AllowAnswer bool
+	// MaxString, when positive, gives every string without a maxLength
+	// that bound, so a weak model cannot write one string until its token
+	// limit cuts the JSON short.
+	MaxString int
+}
+
 // CallSchema is the JSON Schema of one constrained generation: one call
 // {"name": <tool>, "arguments": <that tool's parameters>} per tool, and,
-// when allowAnswer, a final {"answer": "…"}. Each tool's schema is kept in
+// with AllowAnswer, a final {"answer": "…"}. Each tool's schema is kept in
 // its own key order; objects without additionalProperties get false so a
 // constrained model cannot wander into keys nobody declared.
-func CallSchema(tools []chat.Tool, allowAnswer bool) (json.RawMessage, error) {
+func CallSchema(tools []chat.Tool, o SchemaOptions) (json.RawMessage, error) {
 	var alts []any
 	for _, t := range tools {
 		params := t.Parameters
@@ -24,7 +34,7 @@ func CallSchema(tools []chat.Tool, allowAnswer bool) (json.RawMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent: schema of tool %q: %w", t.Name, err)
 		}
-		closeObjects(v)
+		tighten(v, o.MaxString)
 		alts = append(alts, obj(
 			"type", "object",
 			"properties", obj("name", obj("const", t.Name), "arguments", v),
@@ -32,10 +42,14 @@ func CallSchema(tools []chat.Tool, allowAnswer bool) (json.RawMessage, error) {
 			"additionalProperties", false,
 		))
 	}
-	if allowAnswer {
+	if o.AllowAnswer {
+		answer := obj("type", "string")
+		if o.MaxString > 0 {
+			answer.Members = append(answer.Members, chat.Member{Key: "maxLength", Value: json.Number(fmt.Sprint(o.MaxString))})
+		}
 		alts = append(alts, obj(
 			"type", "object",
-			"properties", obj("answer", obj("type", "string")),
+			"properties", obj("answer", answer),
 			"required", []any{"answer"},
 			"additionalProperties", false,
 		))
@@ -58,9 +72,10 @@ func obj(kv ...any) *chat.Object {
 	return o
 }
 
-// closeObjects sets additionalProperties:false on every object schema
-// with properties that leaves it open by omission.
-func closeObjects(v any) {
+// tighten sets additionalProperties:false on every object schema with
+// properties that leaves it open by omission, and bounds strings without
+// a maxLength by maxString (when positive).
+func tighten(v any, maxString int) {
 	switch x := v.(type) {
 	case *chat.Object:
 		_, hasProps := x.Get("properties")
@@ -68,12 +83,17 @@ func closeObjects(v any) {
 		if hasProps && !hasAP {
 			x.Members = append(x.Members, chat.Member{Key: "additionalProperties", Value: false})
 		}
+		_, hasMax := x.Get("maxLength")
+		_, hasEnum := x.Get("enum")
+		if t, _ := x.Get("type"); t == "string" && maxString > 0 && !hasMax && !hasEnum {
+			x.Members = append(x.Members, chat.Member{Key: "maxLength", Value: json.Number(fmt.Sprint(maxString))})
+		}
 		for _, m := range x.Members {
-			closeObjects(m.Value)
+			tighten(m.Value, maxString)
 		}
 	case []any:
 		for _, e := range x {
-			closeObjects(e)
+			tighten(e, maxString)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func TestCallSchema(t *testing.T) {
 		answer bool
 	}{{"schema_calls.golden", false}, {"schema_calls_answer.golden", true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := CallSchema(testTools, tt.answer)
+			s, err := CallSchema(testTools, SchemaOptions{AllowAnswer: tt.answer})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,10 +56,10 @@ func TestCallSchema(t *testing.T) {
 			}
 		})
 	}
-	if _, err := CallSchema(nil, false); err == nil {
+	if _, err := CallSchema(nil, SchemaOptions{}); err == nil {
 		t.Error("no tools, no answer: no error")
 	}
-	if _, err := CallSchema([]chat.Tool{{Name: "x", Parameters: json.RawMessage(`{"a":`)}}, true); err == nil {
+	if _, err := CallSchema([]chat.Tool{{Name: "x", Parameters: json.RawMessage(`{"a":`)}}, SchemaOptions{AllowAnswer: true}); err == nil {
 		t.Error("bad schema: no error")
 	}
 }
@@ -88,4 +88,13 @@ func TestConstrainedParser(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.in, diff)
 		}
 	}
+}
+
+func TestCallSchemaMaxString(t *testing.T) {
+	tools := []chat.Tool{{Name: "f", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string","maxLength":3},"c":{"type":"string","enum":["x"]},"d":{"type":"array","items":{"type":"string"}}}}`)}}
+	s, err := CallSchema(tools, SchemaOptions{AllowAnswer: true, MaxString: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "schema_maxstring.golden", string(s)+"\n")
 }

@@ -89,7 +89,7 @@ func runKVSession(t *testing.T, srv *ollamatest.Server, b backend.Backend, mode 
 	temp, seed := 0.7, 42
 	s, err := New(ctx, Config{
 		Backend: b, Model: srv.Model, Mode: mode, Renderer: r, Tools: tools, Env: testEnv,
-		Constrained: true, RequireCall: true, MaxTurns: 2, MaxRetries: 2,
+		Constrained: true, RequireCall: true, ConstrainMaxString: 16, MaxTurns: 2, MaxRetries: 2,
 		Options: backend.Options{MaxTokens: 96, NumCtx: 32768, Temperature: &temp, Seed: &seed},
 	})
 	if err != nil {

@@ -50,6 +50,9 @@ type Config struct {
 	// or nudged once when unconstrained.
 	Constrained bool
 	RequireCall bool
+	// ConstrainMaxString bounds unbounded strings under the constraint
+	// (see SchemaOptions.MaxString); 0 leaves them unbounded.
+	ConstrainMaxString int
 
 	// MaxTurns bounds the generations per user message (default 10).
 	MaxTurns int

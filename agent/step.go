@@ -74,7 +74,7 @@ func (s *Session) render(mustCall bool) (req backend.Request, key string, parser
 	r := s.cfg.Renderer
 	req = backend.Request{Model: s.cfg.Model, Mode: s.cfg.Mode, Stop: r.Stop(), Options: s.cfg.Options}
 	if s.cfg.Constrained {
-		if req.Format, err = CallSchema(s.sys.Tools, !mustCall); err != nil {
+		if req.Format, err = CallSchema(s.sys.Tools, SchemaOptions{AllowAnswer: !mustCall, MaxString: s.cfg.ConstrainMaxString}); err != nil {
 			return req, "", nil, err
 		}
 		parser = &constrainedParser{}

@@ -59,7 +59,7 @@ func (s *Session) runSubagent(ctx context.Context, sc SubagentConfig, prompt str
 	}
 	cfg := Config{
 		Backend: s.cfg.Backend, Model: s.cfg.Model, Mode: s.cfg.Mode, Renderer: s.cfg.Renderer,
-		Tools: sc.Tools, SystemText: text, Constrained: s.cfg.Constrained, RequireCall: false,
+		Tools: sc.Tools, SystemText: text, Constrained: s.cfg.Constrained, RequireCall: false, ConstrainMaxString: s.cfg.ConstrainMaxString,
 		MaxTurns: maxTurns, MaxRetries: s.cfg.MaxRetries, FaultRetries: s.cfg.FaultRetries,
 		Options: s.cfg.Options, Clock: s.cfg.Clock,
 		Hooks: Hooks{OnNotice: s.cfg.Hooks.OnNotice},

@@ -31,6 +31,8 @@ type Options struct {
 	// Constrain sends the JSON Schema of the calls with every request that
 	// has tools.
 	Constrain bool
+	// ConstrainMaxString bounds unbounded strings under the constraint.
+	ConstrainMaxString int
 	// System is a system text used when the messages carry none.
 	System string
 	// NumCtx is the context window to request (Ollama num_ctx).
@@ -138,7 +140,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	var parser agent.StreamParser
 	constrain := len(tools) > 0 && (m.opts.Constrain || required) && m.b.Capabilities().Constrain
 	if constrain {
-		if req.Format, err = agent.CallSchema(tools, !required); err != nil {
+		if req.Format, err = agent.CallSchema(tools, agent.SchemaOptions{AllowAnswer: !required, MaxString: m.opts.ConstrainMaxString}); err != nil {
 			return nil, fmt.Errorf("llmtools: %w", err)
 		}
 		parser = agent.NewConstrainedParser()

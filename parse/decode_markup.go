@@ -87,8 +87,11 @@ func (p *Parser) decodeXML(s string, base int) ([]dcall, *Error) {
 			a.add(pname, body[vstart:vstart+vend], base+j+vstart)
 			b = vstart + vend + len("</parameter>")
 		}
-		if p.opts.Strict && rep != 0 && a.err == nil {
-			a.err = &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every <parameter> and <invoke>"}
+		if p.opts.Strict && rep != 0 {
+			if a.err == nil {
+				a.err = &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every <parameter> and <invoke>"}
+			}
+			rep = 0
 		}
 		calls = append(calls, a.call(rep))
 		if end < 0 {
@@ -194,8 +197,10 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 				b += len("</parameter>")
 			}
 		}
-		if p.opts.Strict && rep != 0 && a.err == nil {
-			a.err = &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every <parameter=…> and <function=…>"}
+		if p.opts.Strict && rep != 0 {
+			if a.err == nil {
+				a.err = &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every <parameter=…> and <function=…>"}
+			}
 			rep = 0
 		}
 		calls = append(calls, a.call(rep))
@@ -249,8 +254,10 @@ func (p *Parser) decodeTags(tool, s string, base int) ([]dcall, *Error) {
 		a.add(name, s[v:v+e], base+v)
 		i = v + e + len(closer)
 	}
-	if p.opts.Strict && rep != 0 && a.err == nil {
-		a.err = &Error{Kind: KindUnclosedBlock, Offset: base, Message: fmt.Sprintf("close every parameter tag inside <%s>", tool)}
+	if p.opts.Strict && rep != 0 {
+		if a.err == nil {
+			a.err = &Error{Kind: KindUnclosedBlock, Offset: base, Message: fmt.Sprintf("close every parameter tag inside <%s>", tool)}
+		}
 		rep = 0
 	}
 	return []dcall{a.call(rep)}, nil

@@ -21,12 +21,25 @@
 // # API
 //
 //	func Formats() []string
-//	func New(format string, opts Options) (*Parser, error)
+//	func New(format string, opts Options) (*Parser, error)   // errors.Is(err, ErrUnknownFormat)
 //	func (p *Parser) Feed(chunk string, emit func(Event))
 //	func (p *Parser) Close(emit func(Event))
 //	func (p *Parser) Reset()
+//	func (p *Parser) Format() string
 //	func String(format, text string, opts Options) (Result, error)
 //	func StopSequences(format string) []string
+//	func Kinds() []Kind            // the closed list of error kinds
+//	func RepairKinds() []string    // every repair a call can carry
+//
+//	type Options struct { Tools []chat.Tool; Strict bool }
+//	type Event struct { Type EventType; Text string; Call chat.ToolCall; Err *Error }
+//	type Error struct { Kind Kind; Offset int; Message string; Raw string }
+//	type Result struct { Content string; Calls []Call; Errors []*Error }
+//	type Call struct { chat.ToolCall; Err *Error }
+//
+// Feed allocates nothing while the text is prose; the memory a Parser
+// keeps is the held-back marker prefix plus the call block being
+// assembled, never the whole output.
 //
 // A Parser is used by one goroutine at a time. Feed any chunking of the
 // model's output, then Close once at end of stream; after Close (or Reset)
@@ -51,7 +64,16 @@
 // of a one-shot parse (fuzzed by FuzzChunkInvariance).
 //
 // Call IDs are "call_0", "call_1", … by position in the turn, unless the
-// model wrote one (mistral with ids).
+// model wrote one (mistral with ids; the call-start event still carries the
+// positional ID). Calls read from one block (a mistral list, several
+// <invoke> elements) share the block's Raw and Offset.
+//
+// Tentative blocks: bare JSON objects and lists, code fences, the
+// <function_call>/<tools> wrappers, pythonic lists and tool tags are only
+// calls when their first bytes look like one (a call key such as "name",
+// an identifier followed by '(', …) and they name a registered tool (any
+// name without a catalog); otherwise they stay content. In auto, bare JSON
+// is native syntax (the json format), so strict auto accepts it.
 //
 // # Error kinds
 //

@@ -163,26 +163,61 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 	return p.decodeJSON(content, base, native, p.format == "mistral")
 }
 
-// decodeToolCall reads <tool_call> content by its shape; when shapes are
-// ambiguous it prefers the reading whose calls name registered tools.
+// decodeToolCall reads <tool_call> content by its shape (JSON, qwen3-coder
+// XML or, lenient, a pythonic call). When the catalog does not know the
+// tools that reading names, the other readings are tried, and the first
+// whose calls all name registered tools wins.
 func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	t := strings.TrimSpace(content)
-	first := func() ([]dcall, *Error) {
-		switch {
-		case strings.HasPrefix(t, "<"):
-			return p.decodeQwenCoder(content, base)
-		case t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
-			if v, _ := identParen([]byte(t), 0); v == vYes && !p.opts.Strict {
-				calls, err := p.decodePythonic(content, base)
-				for i := range calls {
-					calls[i].repairs |= rPythonicCall
-				}
-				return calls, err
-			}
-		}
-		return p.decodeJSON(content, base, "arguments", false)
+	readers := []func() ([]dcall, *Error){
+		func() ([]dcall, *Error) { return p.decodeJSON(content, base, "arguments", false) },
+		func() ([]dcall, *Error) { return p.decodeQwenCoder(content, base) },
 	}
-	return first()
+	if !p.opts.Strict {
+		readers = append(readers, func() ([]dcall, *Error) {
+			calls, err := p.decodePythonic(content, base)
+			for i := range calls {
+				calls[i].repairs |= rPythonicCall
+			}
+			return calls, err
+		})
+	}
+	first := 0
+	switch {
+	case strings.HasPrefix(t, "<"):
+		first = 1
+	case len(readers) == 3 && t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
+		if v, _ := identParen([]byte(t), 0); v == vYes {
+			first = 2
+		}
+	}
+	calls, err := readers[first]()
+	if p.tools == nil || p.allRegistered(calls, err) {
+		return calls, err
+	}
+	for i, r := range readers {
+		if i == first {
+			continue
+		}
+		if c, e := r(); p.allRegistered(c, e) {
+			return c, e
+		}
+	}
+	return calls, err
+}
+
+// allRegistered: the reading gave calls, without errors, all naming
+// registered tools.
+func (p *Parser) allRegistered(calls []dcall, err *Error) bool {
+	if err != nil || len(calls) == 0 {
+		return false
+	}
+	for _, c := range calls {
+		if c.err != nil || p.tools[c.name] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeArgsOnly reads a JSON arguments object for a call whose name the

@@ -38,6 +38,11 @@ func FuzzChunkInvariance(f *testing.F) {
 		if got := reconstruct(whole); got != text {
 			t.Fatalf("%s %+v: bytes lost or added:\n%s", format, opts.Strict, cmp.Diff(text, got))
 		}
+		for _, e := range whole {
+			if opts.Strict && e.Type == EventCall && len(e.Call.Repairs) > 0 {
+				t.Fatalf("%s strict: call %s repaired %v", format, e.Call.Name, e.Call.Repairs)
+			}
+		}
 		chunked := merged(collect(t, format, opts, randomChunks(text, seed)))
 		if d := cmp.Diff(whole, chunked); d != "" {
 			t.Fatalf("%s strict=%v tools=%v: chunked events differ (-whole +chunked):\n%s", format, opts.Strict, opts.Tools != nil, d)

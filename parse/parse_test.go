@@ -141,7 +141,13 @@ var formatCases = []formatCase{
 		view{Calls: []string{`a{"x":"1"}`, `b{}`}}},
 	{"xml unexpected tag", "xml", false, true, `<function_calls><invoke name="read_file"><path>a</path></invoke></function_calls>`,
 		view{Calls: []string{`read_file{} error=unexpected_tag`}}},
+	{"xml closer eaten by stop", "xml", true, true, `<function_calls><invoke name="get_weather"><parameter name="city">Oslo</parameter></invoke>`,
+		view{Calls: []string{`get_weather{"city":"Oslo"}`}}},
+	{"xml strict unclosed parameter", "xml", true, true, `<function_calls><invoke name="get_weather"><parameter name="city">Oslo</invoke></function_calls>`,
+		view{Calls: []string{`get_weather{"city":"Oslo"} error=unclosed_block`}}},
 	// qwen3-coder
+	{"qwen3-coder closer eaten by stop", "qwen3-coder", true, true, "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n",
+		view{Calls: []string{`get_weather{"city":"Oslo"}`}}},
 	{"qwen3-coder basic", "qwen3-coder", true, true, "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/a b.go\n</parameter>\n<parameter=limit>\n10\n</parameter>\n</function>\n</tool_call>",
 		view{Calls: []string{`read_file{"path":"src/a b.go","limit":10}`}}},
 	{"qwen3-coder missing open tag", "qwen3-coder", false, true, "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
@@ -199,6 +205,13 @@ func TestFormats(t *testing.T) {
 			}
 			if d := cmp.Diff(c.want, viewOf(r)); d != "" {
 				t.Errorf("%s (-want +got):\n%s", c.in, d)
+			}
+			if c.strict {
+				for _, call := range r.Calls {
+					if len(call.Repairs) > 0 {
+						t.Errorf("strict parse repaired %s: %v", call.Name, call.Repairs)
+					}
+				}
 			}
 			// Every byte is kept, and chunking does not change the events.
 			whole := merged(collect(t, c.format, opts, []string{c.in}))

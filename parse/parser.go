@@ -222,7 +222,13 @@ const blockPiece = 512
 // advance decides; it returns what follows the block.
 func (p *Parser) blockFeed(s string) string {
 	for len(s) > 0 {
-		n := min(len(s), blockPiece)
+		// An unconfirmed block is decided within its first bytes; small
+		// pieces keep prose full of '{' or '[' cheap.
+		piece := blockPiece
+		if !p.b.confirmed {
+			piece = 128
+		}
+		n := min(len(s), piece)
 		rest, done := p.blockPieceFeed(s[:n])
 		if done {
 			// rest is a suffix of the piece.
@@ -316,7 +322,21 @@ func (p *Parser) early() {
 	p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 }
 
-func (p *Parser) callID(n int) string { return "call_" + strconv.Itoa(n) }
+// callIDs are the first IDs, built once so that emitting a call does not
+// format its ID.
+var callIDs = func() (ids [64]string) {
+	for i := range ids {
+		ids[i] = "call_" + strconv.Itoa(i)
+	}
+	return ids
+}()
+
+func (p *Parser) callID(n int) string {
+	if n < len(callIDs) {
+		return callIDs[n]
+	}
+	return "call_" + strconv.Itoa(n)
+}
 
 // acceptable reports whether a repaired or tentative block naming name
 // may be taken as a call: it names a registered tool, or there is no

@@ -39,3 +39,13 @@ func Diverge(prev, next string) *Divergence {
 	lo := max(0, i-ContextBytes)
 	return &Divergence{Offset: i, Prev: prev[lo:min(len(prev), i+ContextBytes)], Next: next[lo:min(len(next), i+ContextBytes)]}
 }
+
+// CheckPrefix is Diverge as an error: nil when next extends prev, a
+// *Divergence otherwise. (Diverge's nil *Divergence must not be stored in
+// an error variable directly: it would not compare equal to nil.)
+func CheckPrefix(prev, next string) error {
+	if d := Diverge(prev, next); d != nil {
+		return d
+	}
+	return nil
+}

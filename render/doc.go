@@ -57,6 +57,7 @@
 //	// the next prompt: nil when next extends it, else the first diverging
 //	// byte with context either side (a *Divergence is an error).
 //	func Diverge(prev, next string) *Divergence
+//	func CheckPrefix(prev, next string) error // the same as an error value
 //
 // # Prefix builder
 //

@@ -167,6 +167,13 @@ func TestDiverge(t *testing.T) {
 			t.Errorf("Diverge(%q, %q) at %d, want %d", tt.prev, tt.next, d.Offset, tt.off)
 		}
 	}
+	if err := CheckPrefix("ab", "abc"); err != nil {
+		t.Errorf("CheckPrefix: %v", err)
+	}
+	var d2 *Divergence
+	if err := CheckPrefix("ab", "ax"); !errors.As(err, &d2) || d2.Offset != 1 {
+		t.Errorf("CheckPrefix: %v", err)
+	}
 	long := strings.Repeat("a", 200)
 	d := Diverge(long+"X"+long, long+"Y"+long)
 	if d == nil || d.Offset != 200 || len(d.Prev) != 2*ContextBytes || !strings.Contains(d.Error(), "byte 200") {

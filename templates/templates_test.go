@@ -167,3 +167,19 @@ func TestFamilyFilesNamedAfterFamilies(t *testing.T) {
 		}
 	}
 }
+
+func TestTemplateErrorIsTyped(t *testing.T) {
+	f, err := Lookup("llama3.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []chat.ToolCall{{Name: "a", Arguments: []byte(`{}`)}, {Name: "b", Arguments: []byte(`{}`)}}
+	_, err = f.Render(Input{Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}, {Role: chat.RoleAssistant, ToolCalls: calls}}, Tools: []chat.Tool{{Name: "a"}, {Name: "b"}}})
+	var te *TemplateError
+	if !errors.As(err, &te) || te.Message != "This model only supports single tool-calls at once!" || te.Family != "llama3.1" {
+		t.Errorf("got %v", err)
+	}
+	if _, err := f.Render(Input{}); err == nil {
+		t.Error("no messages: no error")
+	}
+}

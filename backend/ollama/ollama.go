@@ -120,13 +120,15 @@ func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk fun
 	if req.Model == "" {
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "no model in request"}
 	}
-	plan, err := b.prepare(ctx, req)
-	if err != nil {
-		return backend.Response{}, err
-	}
 	wait := b.cfg.Backoff
 	for attempt := 1; ; attempt++ {
-		resp, err := b.once(ctx, req, plan, onChunk)
+		// prepare asks /api/show on first use of a model: inside the loop,
+		// so that a server still starting is retried like any request.
+		var resp backend.Response
+		plan, err := b.prepare(ctx, req)
+		if err == nil {
+			resp, err = b.once(ctx, req, plan, onChunk)
+		}
 		if err == nil || attempt >= b.cfg.Attempts || !backend.Retryable(err) {
 			return resp, err
 		}

@@ -36,6 +36,7 @@ func agentFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "mcp", Usage: "an MCP server: `[NAME=]COMMAND ARGS…` or `[NAME=]http(s)://URL` (repeatable)"},
 		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "the directory file tools are confined to"},
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain every generation to a JSON Schema of the calls (Ollama format, llama.cpp json_schema)"},
+		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
 		&cli.BoolFlag{Name: "require-call", Usage: "the first reply to each message must be a tool call (nudged once, or constrained)"},
 		&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "generations per user message before giving up"},
 		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "generations after model mistakes (bad calls, missing calls) per user message"},
@@ -139,6 +140,7 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	cfg := agent.Config{
 		Backend: b, Model: model, Mode: mode, Renderer: r, Tools: agent.RegistryTools(reg),
 		Workspace: ws, Constrained: c.Bool("constrained"), RequireCall: c.Bool("require-call"),
+		ConstrainMaxString: c.Int("constrained-max-string"),
 		MaxTurns: c.Int("max-turns"), MaxRetries: c.Int("max-retries"), Options: opts, Hooks: hooks,
 	}
 	if c.Int("max-retries") == 0 {

@@ -32,6 +32,10 @@
 //	srv.Kill()    // SIGKILL server and runner, as a crash would
 //	srv.Restart() // same URL and model again
 //
+// srv.BrokenModel(t) registers a copy of the model whose template fails at
+// execution: /api/chat and /v1 requests on it get a real HTTP 500 with the
+// server's message.
+//
 // Several servers can run at once (each Start/New is independent); the
 // benchmark's two-endpoint tests start two. New(opts...) is the variant
 // for TestMain and non-test code; its caller must Close the server.
@@ -74,6 +78,10 @@
 //     EOS (done_reason "stop");
 //   - it is registered with the ChatML TEMPLATE (ChatMLTemplate) and the
 //     stop parameter <|im_end|>, so /api/chat and /v1/chat/completions work;
+//   - it runs with num_thread 1: two llama.cpp threads spin at a barrier
+//     after every op, and on a machine busy with other tests that made the
+//     e2e suites of this package and the backends take 6 min instead of
+//     24 s (measured at load average ~15 on 2 cores);
 //   - it declares context_length 8192 (ModelSpec.ContextLength) and is
 //     registered with num_ctx 4096 (the value backend/ollama picks for
 //     small prompts; every other num_ctx makes Ollama reload the model,

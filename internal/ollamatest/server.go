@@ -318,7 +318,10 @@ func (s *Server) register(ctx context.Context, spec ModelSpec) error {
 		// num_ctx 4096 is backend/ollama's default pick for small prompts:
 		// the same value keeps the warm-up load from being redone (Ollama
 		// reloads a model whenever num_ctx changes).
-		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 4096},
+		// num_thread 1: with two threads, llama.cpp's threads spin at a
+		// barrier after every op, which on a busy machine (tests of other
+		// packages running alongside) made generation 10-50x slower.
+		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 4096, "num_thread": 1},
 	}
 	if err := c.Create(ctx, req, func(api.ProgressResponse) error { return nil }); err != nil {
 		return fmt.Errorf("ollamatest: create model %s: %w%s", s.Model, err, s.logHint())
