@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/ollama"
+	"github.com/toolharness/toolharness/backend/openai"
 	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/registry"
 	"github.com/toolharness/toolharness/registry/builtin"
@@ -61,6 +61,17 @@ type kvRun struct {
 	steps []Step
 	slots []ollamatest.CacheSlot
 	calls int
+}
+
+// coverage is the share of what could have been reused (the previous
+// prompt and output, less the final token) that was reused.
+func (k kvRun) coverage() float64 {
+	used, could := 0, 0
+	for i := 1; i < len(k.slots); i++ {
+		used += k.slots[i].Used
+		could += k.slots[i-1].Prompt + k.steps[i-1].Usage.GeneratedTokens - 1
+	}
+	return 100 * float64(min(used, could)) / float64(could)
 }
 
 // reuse is the share of the prompt tokens of every request after the
@@ -145,8 +156,8 @@ func TestE2EChatSessionKVReuseRaw(t *testing.T) {
 	}
 	checkFullReuse(t, run)
 	used, prompt := run.reuse()
-	t.Logf("raw mode, stable prefix: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%",
-		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt))
+	t.Logf("raw mode, stable prefix: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
+		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
 
 	// The same session with a timestamp in the system block, re-rendered
 	// every turn: the deliberately unstable baseline, measured the same way.
@@ -166,8 +177,8 @@ func TestE2EChatSessionKVReuseRaw(t *testing.T) {
 			diverged++
 		}
 	}
-	t.Logf("raw mode, timestamp in the system block: %d generations, KV reuse %d/%d prompt tokens = %.1f%%, divergence reported on %d of %d",
-		len(brun.steps), bused, bprompt, 100*float64(bused)/float64(bprompt), diverged, len(brun.steps)-1)
+	t.Logf("raw mode, timestamp in the system block: %d generations, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix, divergence reported on %d of %d",
+		len(brun.steps), bused, bprompt, 100*float64(bused)/float64(bprompt), brun.coverage(), diverged, len(brun.steps)-1)
 	if diverged != len(brun.steps)-1 {
 		t.Errorf("divergence reported on %d of %d unstable generations", diverged, len(brun.steps)-1)
 	}
@@ -192,7 +203,26 @@ func TestE2EChatSessionKVReuseChatMode(t *testing.T) {
 	}
 	checkFullReuse(t, run)
 	used, prompt := run.reuse()
-	t.Logf("chat mode (/api/chat): %d generations, %d calls, KV reuse %d/%d = %.1f%%", len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt))
+	t.Logf("chat mode (/api/chat): %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
+		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
 }
 
-var _ = fmt.Sprintf
+func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), bigContext())
+	b, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", StallTimeout: time.Minute, Quirks: openai.OllamaQuirks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRenderer(RendererOptions{Template: "chatml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runKVSession(t, srv, b, backend.ModeChat, r)
+	if run.calls < len(userTurns) {
+		t.Errorf("%d tool calls in %d messages", run.calls, len(userTurns))
+	}
+	checkFullReuse(t, run)
+	used, prompt := run.reuse()
+	t.Logf("chat mode through /v1/chat/completions: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
+		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
+}

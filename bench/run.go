@@ -155,6 +155,10 @@ func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {
 		prog     = Progress{Total: total, Skipped: res.Skipped, Endpoint: map[string]int{}}
 		start    = time.Now()
 	)
+	if cfg.Progress != nil {
+		// The starting state, so a resumed run shows what it skipped.
+		cfg.Progress(Progress{Total: total, Skipped: res.Skipped, Endpoint: map[string]int{}})
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup

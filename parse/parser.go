@@ -298,6 +298,11 @@ func (p *Parser) blockEOF() {
 		p.text(b.op.marker[:1])
 		p.feed(again, true)
 	default:
+		if st == stMore {
+			// advance always decides at eof; should it not, the
+			// block ends here rather than being scanned again forever.
+			end = len(b.buf)
+		}
 		back := string(b.buf[end:])
 		p.pos = b.start + end
 		p.finish(end, true)

@@ -36,6 +36,20 @@ type chunk struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// applyUsage copies the chunk's usage, if any, into u. The last usage seen
+// wins: Ollama puts a zero usage on every /v1/completions chunk and the
+// real one on the last.
+func (c *chunk) applyUsage(u *backend.Usage) {
+	if c.Usage == nil {
+		return
+	}
+	u.PromptTokens = c.Usage.PromptTokens
+	u.GeneratedTokens = c.Usage.CompletionTokens
+	if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+		u.CachedTokens, u.CachedKnown = *d.CachedTokens, true
+	}
+}
+
 // once runs one attempt.
 func (b *Backend) once(ctx context.Context, path string, body []byte, onChunk func(string) error) (backend.Response, error) {
 	var (
@@ -90,13 +104,7 @@ func (b *Backend) once(ctx context.Context, path string, body []byte, onChunk fu
 		if len(c.Error) > 0 && string(c.Error) != "null" {
 			return &backend.Error{Kind: backend.KindServer, Backend: name, Message: serverMessage(data)}
 		}
-		if c.Usage != nil {
-			resp.Usage.PromptTokens = c.Usage.PromptTokens
-			resp.Usage.GeneratedTokens = c.Usage.CompletionTokens
-			if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
-				resp.Usage.CachedTokens, resp.Usage.CachedKnown = *d.CachedTokens, true
-			}
-		}
+		c.applyUsage(&resp.Usage)
 		for _, ch := range c.Choices {
 			piece := ch.Text + ch.Delta.Content
 			if piece != "" {

@@ -163,3 +163,31 @@ func TestNewAndCapabilities(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+// TestUsage decodes usage objects in the shape of the OpenAI API reference
+// (prompt_tokens_details.cached_tokens, also sent by vLLM with prefix
+// caching) and Ollama's (no details).
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want backend.Usage
+	}{
+		{`{"choices":[],"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920}}}`,
+			backend.Usage{PromptTokens: 2006, GeneratedTokens: 300, CachedTokens: 1920, CachedKnown: true}},
+		{`{"choices":[],"usage":{"prompt_tokens":36,"completion_tokens":6,"total_tokens":42}}`,
+			backend.Usage{PromptTokens: 36, GeneratedTokens: 6}},
+		{`{"choices":[],"usage":{"prompt_tokens":36,"completion_tokens":6,"prompt_tokens_details":{"cached_tokens":0}}}`,
+			backend.Usage{PromptTokens: 36, GeneratedTokens: 6, CachedKnown: true}},
+		{`{"choices":[{"text":"x"}]}`, backend.Usage{}},
+	} {
+		var c chunk
+		if err := json.Unmarshal([]byte(tc.in), &c); err != nil {
+			t.Fatal(err)
+		}
+		var got backend.Usage
+		c.applyUsage(&got)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}

@@ -54,6 +54,15 @@ type Labels struct {
 	// Leftover marks hanxen integration records whose raw is the text vLLM
 	// left after extracting calls.
 	Leftover bool `json:"leftover,omitempty"`
+	// ReasoningOnly marks records whose raw ends with the </think> block:
+	// whatever the model wrote after its reasoning is not in the record
+	// (Qwen3-8B output_format runs), so no call can be expected of it.
+	ReasoningOnly bool `json:"reasoning_only,omitempty"`
+}
+
+func reasoningOnly(raw string) bool {
+	i := strings.LastIndex(raw, "</think>")
+	return i >= 0 && strings.TrimSpace(raw[i+len("</think>"):]) == ""
 }
 
 // The conversational queries of hanXen's integration runs.
@@ -292,10 +301,11 @@ func hanxen(dir string) ([]Record, error) {
 		// When vLLM extracted calls, raw is what it left as content (both
 		// the integration and the output_format runs record it so).
 		r.Labels.Leftover = ok && len(names) > 0
+		r.Labels.ReasoningOnly = reasoningOnly(h.Raw)
 		switch {
 		case restraint[h.Query]:
 			r.ExpectNoCall = true
-		case !r.Labels.Leftover && len(votes[h.Query]) > 0:
+		case !r.Labels.Leftover && !r.Labels.ReasoningOnly && len(votes[h.Query]) > 0:
 			for _, n := range strings.Split(majority(votes[h.Query]), ",") {
 				r.Expected = append(r.Expected, Expected{Name: n})
 			}

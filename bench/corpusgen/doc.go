@@ -18,5 +18,6 @@
 //     expects the tool names vLLM's parser extracted most often for that
 //     query across all labelled runs. Records where vLLM extracted calls
 //     keep no expectation: their raw is the text vLLM left after removing
-//     the calls, so the calls are not in it.
+//     the calls, so the calls are not in it; nor do records that end with
+//     the model's </think> block and hold nothing after it.
 package corpusgen

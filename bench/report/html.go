@@ -57,12 +57,39 @@ func HTML(w io.Writer, s bench.Summary, m Meta) error {
 	return page.Execute(w, d)
 }
 
-func groupLabel(g bench.Group) string {
-	parts := []string{g.Model, g.Format}
-	if g.Mode != "" {
+// labeler names groups in the charts, leaving out the format or mode
+// when every group shares it (recorded outputs: "auto", "recorded").
+type labeler struct{ format, mode bool }
+
+func newLabeler(groups []bench.Group) labeler {
+	l := labeler{}
+	for _, g := range groups {
+		l.format = l.format || g.Format != groups[0].Format
+		l.mode = l.mode || g.Mode != groups[0].Mode
+	}
+	return l
+}
+
+// maxLabel is what fits left of the plot at the chart's font size.
+const maxLabel = 46
+
+func (l labeler) label(g bench.Group) string {
+	parts := []string{g.Model}
+	if l.format {
+		parts = append(parts, g.Format)
+	}
+	if l.mode {
 		parts = append(parts, g.Mode)
 	}
-	return strings.Join(parts, " · ")
+	s := strings.Join(parts, " · ")
+	if r := []rune(s); len(r) > maxLabel {
+		s = "…" + string(r[len(r)-maxLabel+1:])
+	}
+	return s
+}
+
+func groupLabel(g bench.Group) string {
+	return strings.Join([]string{g.Model, g.Format, g.Mode}, " · ")
 }
 
 const (
@@ -104,8 +131,9 @@ func bar(b *strings.Builder, class string, y, h int, r stats.Rate, label string)
 	fmt.Fprintf(b, `<text class="val" x="%.1f" y="%d">%.1f%%</text>`, xOf(r.Hi)+5, y+h-2, 100*r.P)
 }
 
-func rowLabel(b *strings.Builder, y int, text string) {
-	fmt.Fprintf(b, `<text class="label" x="%d" y="%d" text-anchor="end">%s</text>`, labelWidth-8, y, html.EscapeString(text))
+func rowLabel(b *strings.Builder, y int, text, full string) {
+	fmt.Fprintf(b, `<text class="label" x="%d" y="%d" text-anchor="end"><title>%s</title>%s</text>`,
+		labelWidth-8, y, html.EscapeString(full), html.EscapeString(text))
 }
 
 func legend(b *strings.Builder, y int, items [][2]string) {
@@ -124,8 +152,9 @@ func failureChart(groups []bench.Group) string {
 	height := axisTop + len(groups)*(2*bh+gap) + 30
 	svgOpen(&b, "chart-failure", "Parse-failure rate by model and format (strict vs lenient, 95% CI)", height, pctTicks())
 	y := axisTop
+	lb := newLabeler(groups)
 	for _, g := range groups {
-		rowLabel(&b, y+bh+4, groupLabel(g))
+		rowLabel(&b, y+bh+4, lb.label(g), groupLabel(g))
 		bar(&b, "strict", y, bh, g.StrictFailure, groupLabel(g)+" strict")
 		bar(&b, "lenient", y+bh, bh, g.LenientFailure, groupLabel(g)+" lenient")
 		y += 2*bh + gap
@@ -143,8 +172,9 @@ func retryChart(groups []bench.Group) string {
 	height := axisTop + len(groups)*(bh+gap) + 30
 	svgOpen(&b, "chart-retries", "Case outcome: success on first try and after retries", height, pctTicks())
 	y := axisTop
+	lb := newLabeler(groups)
 	for _, g := range groups {
-		rowLabel(&b, y+bh-3, groupLabel(g))
+		rowLabel(&b, y+bh-3, lb.label(g), groupLabel(g))
 		if g.FirstTry.N == 0 {
 			fmt.Fprintf(&b, `<text class="na" x="%d" y="%d">no cases</text>`, labelWidth+4, y+bh-3)
 			y += bh + gap
@@ -200,8 +230,9 @@ func latencyChart(groups []bench.Group) string {
 	height := axisTop + len(groups)*(2*bh+gap) + 30
 	svgOpen(&b, "chart-latency", "Latency: total time per attempt, p50 and p95", height, ticks)
 	y := axisTop
+	lb := newLabeler(groups)
 	for _, g := range groups {
-		rowLabel(&b, y+bh+4, groupLabel(g))
+		rowLabel(&b, y+bh+4, lb.label(g), groupLabel(g))
 		for i, v := range []float64{g.TotalP50, g.TotalP95} {
 			class, name := "p50", "p50"
 			if i == 1 {

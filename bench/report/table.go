@@ -38,7 +38,12 @@ func Table(w io.Writer, s bench.Summary) error {
 		head = append(head, "mode")
 		left++
 	}
-	head = append(head, "n", "strict fail", "lenient fail", "schema inv.", "wrong tool", "missed call", "false call", "first try")
+	// Without retries (recorded outputs) first-try success is just success.
+	success := "success"
+	if retried {
+		success = "first try"
+	}
+	head = append(head, "n", "strict fail", "lenient fail", "schema inv.", "wrong tool", "missed call", "false call", success)
 	if retried {
 		head = append(head, "≤3 retries")
 	}

@@ -28,6 +28,8 @@ import (
 func agentFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "backend", Value: "ollama", Usage: "server kind: ollama, llamacpp or openai (any OpenAI-compatible /v1 server)"},
+		&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "bearer token for --backend openai or llamacpp"},
+		&cli.StringFlag{Name: "quirks", Usage: "with --backend openai: `ollama` for Ollama's /v1 (templated /v1/completions: chat mode only)"},
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, EnvVars: []string{"TOOLHARNESS_MODEL"}, Usage: "model name on the server (required)"},
 		&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (toolharness renders the whole prompt) or chat (the server applies its template)"},
 		&cli.StringFlag{Name: "template", Usage: "template family (see `toolharness templates list`); default: detected from the Ollama model's template, else chatml"},
@@ -93,7 +95,8 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 		}
 	}()
 	host := normalizeHost(c.String("host"))
-	b, err := newBackend(c.String("backend"), host, c.Duration("stall-timeout"))
+	b, err := newBackendWith(backendFlags{kind: c.String("backend"), host: host, apiKey: c.String("api-key"),
+		quirks: c.String("quirks"), stall: c.Duration("stall-timeout")})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +144,7 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 		Backend: b, Model: model, Mode: mode, Renderer: r, Tools: agent.RegistryTools(reg),
 		Workspace: ws, Constrained: c.Bool("constrained"), RequireCall: c.Bool("require-call"),
 		ConstrainMaxString: c.Int("constrained-max-string"),
-		MaxTurns: c.Int("max-turns"), MaxRetries: c.Int("max-retries"), Options: opts, Hooks: hooks,
+		MaxTurns:           c.Int("max-turns"), MaxRetries: c.Int("max-retries"), Options: opts, Hooks: hooks,
 	}
 	if c.Int("max-retries") == 0 {
 		cfg.MaxRetries = -1 // no retries at all
