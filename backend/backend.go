@@ -36,7 +36,11 @@ type Request struct {
 	// Format, when set, is a JSON Schema the output must satisfy
 	// (constrained decoding). A backend whose server cannot constrain
 	// returns an error of kind KindUnsupported.
-	Format  json.RawMessage
+	Format json.RawMessage
+	// Grammar, when set, is a GBNF grammar for servers that take one
+	// (llama.cpp). Backends whose server cannot take it return an error of
+	// kind KindUnsupported.
+	Grammar string
 	Options Options
 }
 
@@ -78,7 +82,14 @@ type Response struct {
 	// StopReason is "stop" (end of turn or a stop sequence), "length"
 	// (token limit) or what the server said.
 	StopReason string
-	Usage      Usage
+	// StopSequence is the stop sequence that ended generation, when the
+	// server says which.
+	StopSequence string
+	Usage        Usage
+	// Notes say what the backend changed in the request on its way to the
+	// server (for example a rendered BOS stripped because the server adds
+	// its own), so that nothing the harness does is silent.
+	Notes []string
 }
 
 // Backend streams completions from one model server.
