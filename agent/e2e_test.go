@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/ollama"
 	"github.com/toolharness/toolharness/backend/openai"
@@ -93,13 +95,17 @@ var userTurns = []string{
 // runKVSession runs the ten-message session of the KV tests with
 // constrained, required calls against srv.
 func runKVSession(t *testing.T, srv *ollamatest.Server, b backend.Backend, mode backend.Mode, r Renderer) kvRun {
+	return runKVSessionModel(t, srv, srv.Model, b, mode, r)
+}
+
+func runKVSessionModel(t *testing.T, srv *ollamatest.Server, model string, b backend.Backend, mode backend.Mode, r Renderer) kvRun {
 	t.Helper()
 	ctx := e2eCtx(t, 8*time.Minute)
 	ws := e2eWorkspace(t)
 	_, tools := e2eTools(t, r, ws)
 	temp, seed := 0.7, 42
 	s, err := New(ctx, Config{
-		Backend: b, Model: srv.Model, Mode: mode, Renderer: r, Tools: tools, Env: testEnv,
+		Backend: b, Model: model, Mode: mode, Renderer: r, Tools: tools, Env: testEnv,
 		Constrained: true, RequireCall: true, ConstrainMaxString: 16, MaxTurns: 2, MaxRetries: 2,
 		Options: backend.Options{MaxTokens: 96, NumCtx: 32768, Temperature: &temp, Seed: &seed},
 	})
@@ -136,6 +142,9 @@ func checkFullReuse(t *testing.T, run kvRun) {
 		}
 		if d := run.steps[i].Divergence; d != nil {
 			t.Errorf("generation %d: prefix diverged: %+v", i+1, d)
+		}
+		if sh := run.steps[i].Shrunk; sh != nil {
+			t.Errorf("generation %d: the server truncated the prompt: %+v", i+1, sh)
 		}
 	}
 }
@@ -209,6 +218,38 @@ func TestE2EChatSessionKVReuseChatMode(t *testing.T) {
 
 func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
 	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), bigContext())
+	// /v1 takes no num_ctx per request: the model's own must fit the
+	// session, or Ollama silently drops the oldest messages (v0.6.5
+	// ignores OLLAMA_CONTEXT_LENGTH). A model with a larger num_ctx:
+	model := srv.Model + "-32k"
+	stream := false
+	if err := srv.Client().Create(e2eCtx(t, time.Minute), &api.CreateRequest{Model: model, From: srv.Model, Stream: &stream,
+		Parameters: map[string]any{"num_ctx": 32768, "num_thread": 1, "stop": []string{"<|im_end|>"}}}, func(api.ProgressResponse) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	b, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", StallTimeout: time.Minute, Quirks: openai.OllamaQuirks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRenderer(RendererOptions{Template: "chatml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runKVSessionModel(t, srv, model, b, backend.ModeChat, r)
+	if run.calls < len(userTurns) {
+		t.Errorf("%d tool calls in %d messages", run.calls, len(userTurns))
+	}
+	checkFullReuse(t, run)
+	used, prompt := run.reuse()
+	t.Logf("chat mode through /v1/chat/completions: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
+		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
+}
+
+// TestE2ESilentTruncationIsReported runs the session through /v1 against a
+// model whose num_ctx (4096) is too small for it: Ollama drops old
+// messages without a word, and the loop must say so.
+func TestE2ESilentTruncationIsReported(t *testing.T) {
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), bigContext())
 	b, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", StallTimeout: time.Minute, Quirks: openai.OllamaQuirks()})
 	if err != nil {
 		t.Fatal(err)
@@ -218,11 +259,14 @@ func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := runKVSession(t, srv, b, backend.ModeChat, r)
-	if run.calls < len(userTurns) {
-		t.Errorf("%d tool calls in %d messages", run.calls, len(userTurns))
+	shrunk := 0
+	for _, s := range run.steps {
+		if s.Shrunk != nil {
+			shrunk++
+		}
 	}
-	checkFullReuse(t, run)
-	used, prompt := run.reuse()
-	t.Logf("chat mode through /v1/chat/completions: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
-		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
+	if shrunk == 0 {
+		t.Fatalf("no truncation reported; server prompt sizes: %+v", run.slots)
+	}
+	t.Logf("truncation reported on %d of %d generations; KV coverage %.1f%%", shrunk, len(run.steps), run.coverage())
 }

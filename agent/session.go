@@ -75,9 +75,9 @@ type Config struct {
 	Clock func() time.Time
 }
 
-// Hooks let a front end follow a session live. They are called from the
-// goroutine that runs Send, or, for OnResult, under a lock from the
-// goroutine that ran the tool.
+// Hooks let a front end follow a session live. They are never called
+// concurrently: OnResult comes from the goroutine that ran the tool, the
+// others from the one that runs Send, all under one lock.
 type Hooks struct {
 	OnText      func(text string)
 	OnCallStart func(name string)
@@ -96,6 +96,7 @@ const (
 	StopAnswered StopReason = "answered"
 	StopMaxTurns StopReason = "max_turns"
 	StopRetries  StopReason = "retries"
+	StopContext  StopReason = "context" // the prompt no longer fits the context window
 	StopError    StopReason = "error"
 )
 
@@ -106,10 +107,13 @@ var ErrLimit = errors.New("agent: limit reached")
 type LimitError struct {
 	Stop   StopReason
 	Detail string
+	// Err is the underlying error (the backend's context overflow).
+	Err error
 }
 
 func (e *LimitError) Error() string        { return fmt.Sprintf("agent: %s: %s", e.Stop, e.Detail) }
 func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+func (e *LimitError) Unwrap() error        { return e.Err }
 
 // Exchange is one user message run to completion.
 type Exchange struct {
@@ -135,6 +139,7 @@ type Session struct {
 	step       int
 	ids        *idSet
 	prevPrompt string // the last prompt plus the model's raw output
+	prevTokens int    // the server's prompt token count of the last request
 	remSent    map[string]string
 	depth      int
 	retry      *registry.RetryTracker
@@ -306,6 +311,13 @@ func (s *Session) loop(ctx context.Context) (*Exchange, error) {
 		ex.Steps = append(ex.Steps, st)
 		ex.Calls += len(st.Calls)
 		if err != nil {
+			if errors.Is(err, backend.ErrContextOverflow) {
+				// The context budget is a limit, not a fault: the exchange
+				// ends, and the caller may start a fresh session.
+				ex.Stop = StopContext
+				s.finishTrace(ex)
+				return ex, &LimitError{Stop: StopContext, Detail: "the conversation no longer fits the context window (raise --num-ctx or start a new session)", Err: err}
+			}
 			ex.Stop = StopError
 			return ex, err
 		}
@@ -384,10 +396,33 @@ type lockedHooks struct {
 }
 
 func (l *lockedHooks) result(o Outcome) {
-	if l.h.OnResult == nil {
-		return
+	if l.h.OnResult != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.h.OnResult(o)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.h.OnResult(o)
+}
+
+func (l *lockedHooks) text(s string) {
+	if l.h.OnText != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.h.OnText(s)
+	}
+}
+
+func (l *lockedHooks) callStart(name string) {
+	if l.h.OnCallStart != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.h.OnCallStart(name)
+	}
+}
+
+func (l *lockedHooks) call(c chat.ToolCall) {
+	if l.h.OnCall != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.h.OnCall(c)
+	}
 }

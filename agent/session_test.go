@@ -375,3 +375,12 @@ func TestConstrainedNeedsBackendSupport(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+func TestContextOverflowIsALimit(t *testing.T) {
+	h := newHarness(t, []reply{{failBefore: &backend.Error{Kind: backend.KindContextOverflow, Backend: "script", Message: "prompt of 9000 tokens exceeds 8192"}}}, nil)
+	ex, err := h.s.Send(context.Background(), "x")
+	var le *LimitError
+	if !errors.As(err, &le) || le.Stop != StopContext || !errors.Is(err, backend.ErrContextOverflow) || ex.Stop != StopContext {
+		t.Fatalf("err %v stop %s", err, ex.Stop)
+	}
+}

@@ -38,6 +38,17 @@ type Step struct {
 	Usage       backend.Usage     `json:"-"`
 	Duration    time.Duration     `json:"-"`
 	Divergence  *Divergence       `json:"divergence,omitempty"`
+	// Shrunk is set when the server counted fewer prompt tokens than for
+	// the previous generation although the prompt only grew: the server
+	// cut the prompt (a context window too small) and its KV cache cannot
+	// cover the transcript.
+	Shrunk *Shrink `json:"prompt_shrunk,omitempty"`
+}
+
+// Shrink is a prompt the server counted shorter than the previous one.
+type Shrink struct {
+	Previous int `json:"previous_tokens"`
+	Now      int `json:"tokens"`
 }
 
 // Mistake is a model mistake that costs a retry.
@@ -136,12 +147,10 @@ func (s *Session) generate(ctx context.Context, ex *Exchange, turn int, mustCall
 			switch ev.Kind {
 			case EventText:
 				content.WriteString(ev.Text)
-				if s.cfg.Hooks.OnText != nil {
-					s.cfg.Hooks.OnText(ev.Text)
-				}
+				hooks.text(ev.Text)
 			case EventCallStart:
-				if s.cfg.Hooks.OnCallStart != nil && ev.Call != nil {
-					s.cfg.Hooks.OnCallStart(ev.Call.Name)
+				if ev.Call != nil {
+					hooks.callStart(ev.Call.Name)
 				}
 			case EventCall:
 				if ev.Call == nil {
@@ -150,9 +159,7 @@ func (s *Session) generate(ctx context.Context, ex *Exchange, turn int, mustCall
 				call := *ev.Call
 				call.ID = s.nextID(call.ID)
 				st.Calls = append(st.Calls, call)
-				if s.cfg.Hooks.OnCall != nil {
-					s.cfg.Hooks.OnCall(call)
-				}
+				hooks.call(call)
 				o := &Outcome{Call: call}
 				run.outcomes = append(run.outcomes, o)
 				if ev.Err != nil {
@@ -211,6 +218,13 @@ func (s *Session) generate(ctx context.Context, ex *Exchange, turn int, mustCall
 	run.wg.Wait()
 	st.Duration = time.Since(start)
 	st.Usage, st.StopReason = resp.Usage, resp.StopReason
+	if n := resp.Usage.PromptTokens; n > 0 {
+		if s.prevTokens > 0 && n < s.prevTokens {
+			st.Shrunk = &Shrink{Previous: s.prevTokens, Now: n}
+			s.notice("the server counted %d prompt tokens, fewer than the %d of the previous request although the prompt grew: it truncated the prompt (raise the context window, e.g. --num-ctx or OLLAMA_CONTEXT_LENGTH)", n, s.prevTokens)
+		}
+		s.prevTokens = n
+	}
 	st.Raw, st.Content = raw.String(), content.String()
 
 	// The transcript grows by exactly what the model wrote.

@@ -37,7 +37,7 @@
 //	type Result struct { Content string; Calls []Call; Errors []*Error }
 //	type Call struct { chat.ToolCall; Err *Error }
 //
-// Feed allocates nothing while the text is prose; the memory a Parser
+// Feed allocates nothing while streaming prose; the memory a Parser
 // keeps is the held-back marker prefix plus the call block being
 // assembled, never the whole output.
 //
@@ -79,7 +79,8 @@
 //
 // Error.Kind is one of this closed list:
 //
-//	unclosed_block  a call block was opened and another began before it closed
+//	unclosed_block  (strict) a parameter or invoke element inside a call block
+//	                was not closed; lenient parsing repairs it (missing_close_tag)
 //	bad_json        the call's JSON (or Python literal) could not be read
 //	bad_arguments   arguments were read but are not an object
 //	unknown_tool    the call names a tool that is not in Options.Tools
@@ -103,7 +104,10 @@
 // single_quotes, trailing_comma, flattened_arguments (arguments as sibling keys
 // of "name"), nested_call ({"function": {...}} / {"tool_call": {...}}),
 // missing_braces, pythonic_call (name(args) where JSON was expected),
-// string_value (lenient bare string accepted). With a catalog, a repaired
+// positional_arguments (pythonic positional values mapped to the schema's
+// parameters), name_key ("function"/"tool_name"/"tool" for "name"),
+// missing_close_tag (a block or element that was not closed, where what
+// follows shows it ended). With a catalog, a repaired
 // block is only taken as a call when it names a registered tool; otherwise it
 // stays content. Options.Strict disables every repair.
 //

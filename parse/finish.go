@@ -169,37 +169,41 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 // whose calls all name registered tools wins.
 func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	t := strings.TrimSpace(content)
-	readers := []func() ([]dcall, *Error){
-		func() ([]dcall, *Error) { return p.decodeJSON(content, base, "arguments", false) },
-		func() ([]dcall, *Error) { return p.decodeQwenCoder(content, base) },
+	readers := 3
+	if p.opts.Strict {
+		readers = 2
 	}
-	if !p.opts.Strict {
-		readers = append(readers, func() ([]dcall, *Error) {
-			calls, err := p.decodePythonic(content, base)
-			for i := range calls {
-				calls[i].repairs |= rPythonicCall
-			}
-			return calls, err
-		})
+	read := func(i int) ([]dcall, *Error) {
+		switch i {
+		case 0:
+			return p.decodeJSON(content, base, "arguments", false)
+		case 1:
+			return p.decodeQwenCoder(content, base)
+		}
+		calls, err := p.decodePythonic(content, base)
+		for i := range calls {
+			calls[i].repairs |= rPythonicCall
+		}
+		return calls, err
 	}
 	first := 0
 	switch {
 	case strings.HasPrefix(t, "<"):
 		first = 1
-	case len(readers) == 3 && t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
+	case readers == 3 && t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
 		if v, _ := identParen([]byte(t), 0); v == vYes {
 			first = 2
 		}
 	}
-	calls, err := readers[first]()
+	calls, err := read(first)
 	if p.tools == nil || p.allRegistered(calls, err) {
 		return calls, err
 	}
-	for i, r := range readers {
+	for i := range readers {
 		if i == first {
 			continue
 		}
-		if c, e := r(); p.allRegistered(c, e) {
+		if c, e := read(i); p.allRegistered(c, e) {
 			return c, e
 		}
 	}

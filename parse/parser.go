@@ -340,7 +340,8 @@ func (p *Parser) callID(n int) string {
 	if n < len(callIDs) {
 		return callIDs[n]
 	}
-	return "call_" + strconv.Itoa(n)
+	b := strconv.AppendInt(append(make([]byte, 0, 24), "call_"...), int64(n), 10)
+	return string(b)
 }
 
 // acceptable reports whether a repaired or tentative block naming name

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 )
 
 // Name is the backend name carried by every *backend.Error of this package.
@@ -44,8 +45,6 @@ type Config struct {
 	// NonStreaming asks for the whole answer at once instead of SSE; the
 	// callback then gets the text as one chunk.
 	NonStreaming bool
-	// Grammar is a GBNF grammar sent with every request (see WithGrammar).
-	Grammar string
 	// NoContextCheck skips the /props + /tokenize check made before each
 	// request (one extra round trip) that refuses prompts too long for n_ctx.
 	NoContextCheck bool
@@ -63,7 +62,7 @@ type Client struct {
 }
 
 // serverInfo caches what the client learns from the server once: the BOS
-// it adds and n_ctx. It is shared by clients derived with WithGrammar.
+// it adds and n_ctx.
 type serverInfo struct {
 	mu       sync.Mutex
 	bosKnown bool
@@ -107,17 +106,9 @@ func New(cfg Config) (*Client, error) {
 	return &Client{cfg: cfg, http: hc, info: &serverInfo{}}, nil
 }
 
-// WithGrammar returns a client that sends the GBNF grammar g with every
-// request (backend.Request has no grammar field; Format carries a JSON
-// Schema, sent as json_schema). It shares what c learned of the server.
-func (c *Client) WithGrammar(g string) *Client {
-	c2 := *c
-	c2.cfg.Grammar = g
-	return &c2
-}
-
 // Capabilities: raw prompts natively, chat through /apply-template,
-// constrained decoding through json_schema. AddsBOS is what the server
+// constrained decoding through json_schema (Request.Format) or a GBNF
+// grammar (Request.Grammar). AddsBOS is what the server
 // said once probed, and true before (llama.cpp's usual case; a prompt
 // starting with the BOS text is stripped either way).
 func (c *Client) Capabilities() backend.Capabilities {
@@ -132,7 +123,7 @@ func (c *Client) Capabilities() backend.Capabilities {
 
 // Generate runs req through POST /completion.
 func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
-	if req.Format != nil && c.cfg.Grammar != "" {
+	if req.Format != nil && req.Grammar != "" {
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
 			Message: "a request cannot carry both a grammar and a JSON Schema format"}
 	}
@@ -150,9 +141,9 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
 			Message: fmt.Sprintf("unknown mode %q (want %q or %q)", req.Mode, backend.ModeRaw, backend.ModeChat)}
 	}
-	prompt, err := c.prepare(ctx, prompt, req.Options.MaxTokens)
+	prompt, notes, err := c.prepare(ctx, prompt, req.Options.MaxTokens)
 	if err != nil {
-		return backend.Response{}, err
+		return backend.Response{Notes: notes}, err
 	}
 	body := completionRequest{
 		Prompt:      prompt,
@@ -163,41 +154,44 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 		TopK:        req.Options.TopK,
 		TopP:        req.Options.TopP,
 		Seed:        req.Options.Seed,
-		Grammar:     c.cfg.Grammar,
+		Grammar:     req.Grammar,
 		JSONSchema:  req.Format,
 	}
 	if n := req.Options.MaxTokens; n > 0 {
 		body.NPredict = &n
 	}
 	var resp backend.Response
-	err = c.retry(ctx, func() error {
+	err = c.retry().Do(ctx, func() error {
 		var err error
 		resp, err = c.complete(ctx, body, onChunk)
 		return err
 	})
+	resp.Notes = notes
 	return resp, err
 }
 
-// prepare strips a BOS text the server would double and refuses a prompt
-// that would not fit the context window.
-func (c *Client) prepare(ctx context.Context, prompt string, maxTokens int) (string, error) {
+// prepare strips a BOS text the server would double, saying so in the
+// notes, and refuses a prompt that would not fit the context window.
+func (c *Client) prepare(ctx context.Context, prompt string, maxTokens int) (string, []string, error) {
 	adds, bos, err := c.bos(ctx)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if adds && bos != "" && !c.cfg.KeepBOS {
-		prompt = strings.TrimPrefix(prompt, bos)
+	var notes []string
+	if adds && bos != "" && !c.cfg.KeepBOS && strings.HasPrefix(prompt, bos) {
+		prompt = prompt[len(bos):]
+		notes = append(notes, fmt.Sprintf("stripped the rendered BOS %q from the prompt: the server adds its own", bos))
 	}
 	if c.cfg.NoContextCheck {
-		return prompt, nil
+		return prompt, notes, nil
 	}
 	nCtx, err := c.ContextSize(ctx, "")
 	if err != nil {
-		return "", err
+		return "", notes, err
 	}
 	n, err := c.tokenize(ctx, prompt, true)
 	if err != nil {
-		return "", err
+		return "", notes, err
 	}
 	room := maxTokens
 	if room <= 0 {
@@ -208,27 +202,13 @@ func (c *Client) prepare(ctx context.Context, prompt string, maxTokens int) (str
 		if maxTokens > 0 {
 			msg = fmt.Sprintf("prompt of %d tokens plus %d to generate exceeds the context window of %d tokens", n, maxTokens, nCtx)
 		}
-		return "", &backend.Error{Kind: backend.KindContextOverflow, Backend: Name, Message: msg}
+		return "", notes, &backend.Error{Kind: backend.KindContextOverflow, Backend: Name, Message: msg}
 	}
-	return prompt, nil
+	return prompt, notes, nil
 }
 
-// retry runs op again after a backoff while it fails with an error that
-// consumed nothing and is transient (backend.Retryable).
-func (c *Client) retry(ctx context.Context, op func() error) error {
-	wait := c.cfg.Backoff
-	for attempt := 0; ; attempt++ {
-		err := op()
-		if err == nil || attempt >= c.cfg.Retries || !backend.Retryable(err) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return &backend.Error{Kind: backend.KindCanceled, Backend: Name, Err: fmt.Errorf("%w (while retrying after: %v)", ctx.Err(), err)}
-		case <-t.C:
-		}
-		wait *= 2
-	}
+// retry is the client's retry policy: Retries more tries of a failure
+// that consumed nothing and is transient (backend.Retryable).
+func (c *Client) retry() transport.Retry {
+	return transport.Retry{Backend: Name, Attempts: c.cfg.Retries + 1, Backoff: c.cfg.Backoff, NameLast: true}
 }

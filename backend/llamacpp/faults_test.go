@@ -186,10 +186,10 @@ func TestCancelAndCallbackError(t *testing.T) {
 	})
 	t.Run("bad requests", func(t *testing.T) {
 		fs := newFixtureServer(t, llama3(reply{file: "completion_stream.sse"}))
-		c := newClient(t, fs, Config{}).WithGrammar("root ::= \"x\"")
+		c := newClient(t, fs, Config{})
 		for _, req := range []backend.Request{
-			{Mode: "text", Prompt: "x"},
-			{Mode: backend.ModeRaw, Prompt: "x", Format: []byte(`{}`)},
+			{Mode: "text", Prompt: "x", Grammar: "root ::= \"x\""},
+			{Mode: backend.ModeRaw, Prompt: "x", Format: []byte(`{}`), Grammar: "root ::= \"x\""},
 		} {
 			if _, err := c.Generate(context.Background(), req, nil); !errors.Is(err, backend.ErrUnsupported) {
 				t.Errorf("%+v: err %v; want unsupported", req, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 )
 
 // FuzzReadStream feeds arbitrary bytes to the SSE reader, seeded with the
@@ -25,16 +26,17 @@ func FuzzReadStream(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		k := c.newCall(context.Background())
-		defer k.close()
+		k := transport.Watch(context.Background(), Name, c.cfg.StallTimeout)
+		defer k.Stop()
 		var chunks []string
 		var resp backend.Response
-		err := c.readStream(k, bytes.NewReader(data), time.Now(), &resp, func(s string) error {
+		out := transport.NewDelivery(time.Now(), func(s string) error {
 			chunks = append(chunks, s)
 			return nil
 		})
-		if strings.Join(chunks, "") != resp.Text {
-			t.Fatalf("text %q is not the chunks %q", resp.Text, chunks)
+		err := c.readStream(k, bytes.NewReader(data), out, &resp)
+		if strings.Join(chunks, "") != out.Text() {
+			t.Fatalf("text %q is not the chunks %q", out.Text(), chunks)
 		}
 		if err == nil && !bytes.Contains(data, []byte("stop")) {
 			t.Fatalf("success without a final event in %q", data)

@@ -21,10 +21,12 @@ func ptr[T any](v T) *T { return &v }
 // outcome is what a Generate call produced, in the form the goldens keep.
 // Client-measured times are left out (they vary); the test checks them.
 type outcome struct {
-	Chunks     []string
-	Text       string
-	StopReason string
-	Usage      backend.Usage
+	Chunks       []string
+	Text         string
+	StopReason   string
+	StopSequence string `json:",omitempty"`
+	Usage        backend.Usage
+	Notes        []string `json:",omitempty"`
 }
 
 func newClient(t *testing.T, fs *fixtureServer, cfg Config) *Client {
@@ -54,17 +56,16 @@ func run(t *testing.T, c *Client, req backend.Request) (outcome, error) {
 		t.Errorf("client times: first chunk %v, total %v", resp.Usage.TimeToFirstChunk, resp.Usage.Total)
 	}
 	resp.Usage.TimeToFirstChunk, resp.Usage.Total = 0, 0
-	return outcome{Chunks: chunks, Text: resp.Text, StopReason: resp.StopReason, Usage: resp.Usage}, err
+	return outcome{Chunks: chunks, Text: resp.Text, StopReason: resp.StopReason, StopSequence: resp.StopSequence, Usage: resp.Usage, Notes: resp.Notes}, err
 }
 
 func TestGolden(t *testing.T) {
 	format := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)
 	tests := []struct {
-		name    string
-		routes  map[string][]reply
-		cfg     Config
-		grammar string
-		req     backend.Request
+		name   string
+		routes map[string][]reply
+		cfg    Config
+		req    backend.Request
 	}{
 		{
 			name:   "stream",
@@ -95,10 +96,9 @@ func TestGolden(t *testing.T) {
 			req:    backend.Request{Mode: backend.ModeRaw, Prompt: llama3Prompt, Format: format},
 		},
 		{
-			name:    "grammar",
-			routes:  llama3(reply{file: "completion_stream.sse"}),
-			grammar: `root ::= "<tool_call>" [^<]* "</tool_call>"`,
-			req:     backend.Request{Mode: backend.ModeRaw, Prompt: llama3Prompt},
+			name:   "grammar",
+			routes: llama3(reply{file: "completion_stream.sse"}),
+			req:    backend.Request{Mode: backend.ModeRaw, Prompt: llama3Prompt, Grammar: `root ::= "<tool_call>" [^<]* "</tool_call>"`},
 		},
 		{
 			name: "no_server_bos",
@@ -138,9 +138,6 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := newFixtureServer(t, tt.routes)
 			c := newClient(t, fs, tt.cfg)
-			if tt.grammar != "" {
-				c = c.WithGrammar(tt.grammar)
-			}
 			got, err := run(t, c, tt.req)
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
@@ -176,6 +173,7 @@ func TestStreamFigures(t *testing.T) {
 		StopReason: "stop",
 		Usage: backend.Usage{PromptTokens: 236, GeneratedTokens: 22, CachedTokens: 235, CachedKnown: true,
 			PromptDuration: 30958 * time.Microsecond, GenerateDuration: 415264 * time.Microsecond},
+		Notes: []string{`stripped the rendered BOS "<|begin_of_text|>" from the prompt: the server adds its own`},
 	}
 	if len(got.Chunks) != 21 {
 		t.Errorf("%d chunks, want 21", len(got.Chunks))

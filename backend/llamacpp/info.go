@@ -8,22 +8,23 @@ import (
 	"net/http"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
 )
 
 // getJSON runs one small JSON exchange (not a generation) with retries.
 func (c *Client) getJSON(ctx context.Context, method, path string, body, out any) error {
-	return c.retry(ctx, func() error {
-		k := c.newCall(ctx)
-		defer k.close()
+	return c.retry().Do(ctx, func() error {
+		k := transport.Watch(ctx, Name, c.cfg.StallTimeout)
+		defer k.Stop()
 		resp, err := c.do(k, method, path, body)
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
-		b, err := io.ReadAll(stallReader{resp.Body, k.dog})
+		b, err := io.ReadAll(k.Reader(resp.Body))
 		if err != nil {
-			return k.fail(err, true, false)
+			return fail(k, err, true, false)
 		}
 		if err := json.Unmarshal(b, out); err != nil {
 			return &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Err: fmt.Errorf("decode %s answer: %w", path, err)}

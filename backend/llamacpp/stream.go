@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,80 +12,22 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
 )
 
-// errStall is the cancel cause set when the server stays silent past the
-// stall timeout, told apart from the caller's own cancellation.
-var errStall = errors.New("llamacpp: no data within the stall timeout")
-
-// maxErrorBody bounds how much of an error answer is read.
-const maxErrorBody = 64 << 10
-
-// watchdog cancels a request when no byte arrives for d.
-type watchdog struct {
-	t *time.Timer
-	d time.Duration
-}
-
-func newWatchdog(d time.Duration, cancel context.CancelCauseFunc) *watchdog {
-	return &watchdog{d: d, t: time.AfterFunc(d, func() { cancel(errStall) })}
-}
-
-func (w *watchdog) kick() { w.t.Reset(w.d) }
-func (w *watchdog) stop() { w.t.Stop() }
-
-// stallReader kicks the watchdog on every read that returned data.
-type stallReader struct {
-	r io.Reader
-	w *watchdog
-}
-
-func (s stallReader) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if n > 0 {
-		s.w.kick()
-	}
-	return n, err
-}
-
-// call is one HTTP exchange guarded by the stall watchdog.
-type call struct {
-	ctx    context.Context // the caller's
-	rctx   context.Context // the request's: caller's plus stall cancel
-	cancel context.CancelCauseFunc
-	dog    *watchdog
-}
-
-func (c *Client) newCall(ctx context.Context) *call {
-	rctx, cancel := context.WithCancelCause(ctx)
-	return &call{ctx: ctx, rctx: rctx, cancel: cancel, dog: newWatchdog(c.cfg.StallTimeout, cancel)}
-}
-
-func (k *call) close() {
-	k.dog.stop()
-	k.cancel(nil)
-}
-
 // fail classifies a transport error: the caller's cancellation, a stall,
 // or (before any answer) an unreachable server / (during one) a cut.
-func (k *call) fail(err error, answered, consumed bool) *backend.Error {
-	e := &backend.Error{Backend: Name, Consumed: consumed, Err: err}
-	switch {
-	case k.ctx.Err() != nil:
-		e.Kind, e.Err = backend.KindCanceled, k.ctx.Err()
-	case errors.Is(context.Cause(k.rctx), errStall):
-		e.Kind, e.Err = backend.KindStalled, errStall
-	case answered:
-		e.Kind = backend.KindStreamCut
-	default:
-		e.Kind = backend.KindUnreachable
+func fail(w *transport.Watchdog, err error, answered, consumed bool) *backend.Error {
+	kind := backend.KindUnreachable
+	if answered {
+		kind = backend.KindStreamCut
 	}
-	return e
+	return w.Fail(err, kind, consumed)
 }
 
 // do sends one request and returns the answer when its status is 2xx.
-func (c *Client) do(k *call, method, path string, body any) (*http.Response, error) {
+func (c *Client) do(k *transport.Watchdog, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := chat.Marshal(body)
@@ -95,7 +36,7 @@ func (c *Client) do(k *call, method, path string, body any) (*http.Response, err
 		}
 		rd = bytes.NewReader(b)
 	}
-	hreq, err := http.NewRequestWithContext(k.rctx, method, c.cfg.BaseURL+path, rd)
+	hreq, err := http.NewRequestWithContext(k.Context(), method, c.cfg.BaseURL+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("llamacpp: %s %s: %w", method, path, err)
 	}
@@ -107,13 +48,13 @@ func (c *Client) do(k *call, method, path string, body any) (*http.Response, err
 	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return nil, k.fail(err, false, false)
+		return nil, fail(k, err, false, false)
 	}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
-		b, rerr := io.ReadAll(io.LimitReader(stallReader{resp.Body, k.dog}, maxErrorBody))
+		b, rerr := transport.ReadErrorBody(k, resp.Body)
 		if rerr != nil {
-			return nil, k.fail(rerr, true, false)
+			return nil, fail(k, rerr, true, false)
 		}
 		return nil, statusError(resp.StatusCode, b)
 	}
@@ -156,53 +97,43 @@ func kindOfType(typ string, status int) backend.Kind {
 // complete runs one /completion exchange, streamed or not.
 func (c *Client) complete(ctx context.Context, body completionRequest, onChunk func(string) error) (backend.Response, error) {
 	start := time.Now()
-	k := c.newCall(ctx)
-	defer k.close()
+	k := transport.Watch(ctx, Name, c.cfg.StallTimeout)
+	defer k.Stop()
 	hresp, err := c.do(k, http.MethodPost, "/completion", body)
 	if err != nil {
 		return backend.Response{}, err
 	}
 	defer hresp.Body.Close()
-	r := stallReader{hresp.Body, k.dog}
+	r := k.Reader(hresp.Body)
+	out := transport.NewDelivery(start, onChunk)
 	var resp backend.Response
 	// A server that answers a streamed request with one JSON document (an
 	// error, or a build that does not stream) is read as a whole answer.
 	if body.Stream && !strings.HasPrefix(hresp.Header.Get("Content-Type"), "application/json") {
-		err = c.readStream(k, r, start, &resp, onChunk)
+		err = c.readStream(k, r, out, &resp)
 	} else {
-		err = c.readWhole(k, r, start, &resp, onChunk)
+		err = c.readWhole(k, r, out, &resp)
 	}
+	resp.Text, resp.Usage.TimeToFirstChunk = out.Text(), out.FirstChunk()
 	resp.Usage.Total = time.Since(start)
+	if cause, ok := transport.CallbackCause(err); ok {
+		err = cause // the caller's own error, returned as it is
+	}
 	return resp, err
 }
 
-// deliver hands text to the callback and appends it to resp.
-func deliver(text string, start time.Time, resp *backend.Response, onChunk func(string) error) error {
-	if text == "" {
-		return nil
-	}
-	if resp.Usage.TimeToFirstChunk == 0 {
-		resp.Usage.TimeToFirstChunk = time.Since(start)
-	}
-	resp.Text += text
-	if onChunk != nil {
-		return onChunk(text)
-	}
-	return nil
-}
-
-// finish copies the summary of the final chunk into resp.
+// finish copies the summary of the final chunk into resp (complete adds
+// the client-measured times).
 func finish(last *completionChunk, resp *backend.Response) {
-	ttfc := resp.Usage.TimeToFirstChunk
 	resp.Usage = last.usage()
-	resp.Usage.TimeToFirstChunk = ttfc
 	resp.StopReason = last.stopReason()
+	resp.StopSequence = last.stopSequence()
 }
 
-func (c *Client) readWhole(k *call, r io.Reader, start time.Time, resp *backend.Response, onChunk func(string) error) error {
+func (c *Client) readWhole(k *transport.Watchdog, r io.Reader, out *transport.Delivery, resp *backend.Response) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return k.fail(err, true, false)
+		return fail(k, err, true, false)
 	}
 	var last completionChunk
 	if err := json.Unmarshal(b, &last); err != nil {
@@ -211,7 +142,7 @@ func (c *Client) readWhole(k *call, r io.Reader, start time.Time, resp *backend.
 	if last.Error != nil {
 		return &backend.Error{Kind: kindOfType(last.Error.Type, last.Error.Code), Backend: Name, Status: last.Error.Code, Message: last.Error.Message}
 	}
-	if err := deliver(last.Content, start, resp, onChunk); err != nil {
+	if err := out.Send(last.Content); err != nil {
 		return err
 	}
 	finish(&last, resp)
@@ -221,7 +152,7 @@ func (c *Client) readWhole(k *call, r io.Reader, start time.Time, resp *backend.
 // readStream reads the SSE stream: "data: {json}" lines, events separated
 // by a blank line; a line without its newline is never read as a line. The stream is complete only once a chunk says stop=true;
 // anything else ending it is a cut.
-func (c *Client) readStream(k *call, r io.Reader, start time.Time, resp *backend.Response, onChunk func(string) error) error {
+func (c *Client) readStream(k *transport.Watchdog, r io.Reader, out *transport.Delivery, resp *backend.Response) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var data []byte
 	pending := false
@@ -235,14 +166,14 @@ func (c *Client) readStream(k *call, r io.Reader, start time.Time, resp *backend
 		n++
 		var ch completionChunk
 		if err := json.Unmarshal(payload, &ch); err != nil {
-			return false, &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Consumed: resp.Text != "",
+			return false, &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Consumed: out.Consumed(),
 				Err: fmt.Errorf("decode stream event %d: %w (%.80q)", n, err, payload)}
 		}
 		if ch.Error != nil {
 			return false, &backend.Error{Kind: kindOfType(ch.Error.Type, ch.Error.Code), Backend: Name,
-				Status: ch.Error.Code, Message: ch.Error.Message, Consumed: resp.Text != ""}
+				Status: ch.Error.Code, Message: ch.Error.Message, Consumed: out.Consumed()}
 		}
-		if err := deliver(ch.Content, start, resp, onChunk); err != nil {
+		if err := out.Send(ch.Content); err != nil {
 			return false, err
 		}
 		if ch.Stop {
@@ -283,12 +214,12 @@ func (c *Client) readStream(k *call, r io.Reader, start time.Time, resp *backend
 		if err != nil {
 			// An event not closed by a blank line is incomplete (the SSE
 			// rule): the stream was cut inside it.
-			consumed := resp.Text != ""
+			consumed := out.Consumed()
 			if err == io.EOF {
 				return &backend.Error{Kind: backend.KindStreamCut, Backend: Name, Consumed: consumed,
 					Message: fmt.Sprintf("stream ended after %d events without a final stop event", n)}
 			}
-			return k.fail(err, true, consumed)
+			return fail(k, err, true, consumed)
 		}
 	}
 }

@@ -78,6 +78,16 @@ func (c *completionChunk) stopReason() string {
 	return c.StopType
 }
 
+// stopSequence is the stop word that ended generation: stopping_word when
+// the server says a word stopped it (stop_type "word", or stopped_word on
+// older servers), "" otherwise.
+func (c *completionChunk) stopSequence() string {
+	if c.StopType == "word" || c.StoppedWord {
+		return c.StoppingWord
+	}
+	return ""
+}
+
 // usage reads the figures of the final chunk. tokens_evaluated is the whole
 // prompt; timings.cache_n (when sent) is the reused prefix, otherwise
 // tokens_cached, which the README defines as the prompt tokens re-used

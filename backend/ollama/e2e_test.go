@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -399,5 +400,9 @@ func TestE2EDoubleBOS(t *testing.T) {
 	resp, err := b.Generate(ctxFor(t), req, nil)
 	if err != nil || resp.Usage.PromptTokens != 6 {
 		t.Fatalf("err = %v, prompt tokens %d, want 6 (one BOS + 5 bytes)", err, resp.Usage.PromptTokens)
+	}
+	want := []string{`stripped the rendered BOS "<|endoftext|>" from the raw prompt: the model's tokenizer adds its own`}
+	if !slices.Equal(resp.Notes, want) {
+		t.Errorf("notes %q, want %q", resp.Notes, want)
 	}
 }

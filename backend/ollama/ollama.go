@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -120,25 +121,23 @@ func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk fun
 	if req.Model == "" {
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "no model in request"}
 	}
-	wait := b.cfg.Backoff
-	for attempt := 1; ; attempt++ {
+	if req.Grammar != "" {
+		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
+			Message: "Ollama cannot take a GBNF grammar; constrain with Format (a JSON Schema) instead"}
+	}
+	retry := transport.Retry{Backend: name, Attempts: b.cfg.Attempts, Backoff: b.cfg.Backoff}
+	var resp backend.Response
+	err := retry.Do(ctx, func() error {
 		// prepare asks /api/show on first use of a model: inside the loop,
 		// so that a server still starting is retried like any request.
-		var resp backend.Response
 		plan, err := b.prepare(ctx, req)
+		resp = backend.Response{Notes: plan.notes}
 		if err == nil {
 			resp, err = b.once(ctx, req, plan, onChunk)
 		}
-		if err == nil || attempt >= b.cfg.Attempts || !backend.Retryable(err) {
-			return resp, err
-		}
-		select {
-		case <-ctx.Done():
-			return resp, &backend.Error{Kind: backend.KindCanceled, Backend: name, Err: ctx.Err()}
-		case <-time.After(wait):
-		}
-		wait *= 2
-	}
+		return err
+	})
+	return resp, err
 }
 
 // plan is what prepare decided for a request.
@@ -146,6 +145,7 @@ type plan struct {
 	prompt string // raw prompt after BOS handling
 	msgs   []api.Message
 	numCtx int
+	notes  []string // what was changed on the way, for Response.Notes
 }
 
 func (b *Backend) prepare(ctx context.Context, req backend.Request) (plan, error) {
@@ -161,10 +161,16 @@ func (b *Backend) prepare(ctx context.Context, req backend.Request) (plan, error
 			return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "raw mode needs a prompt"}
 		}
 		p.prompt = stripBOS(req.Prompt, info)
+		if len(p.prompt) < len(req.Prompt) {
+			p.notes = append(p.notes, bosNote(info.BOS))
+		}
 		size = len(p.prompt)
 	case backend.ModeChat:
 		if p.msgs, err = messages(req.Messages); err != nil {
 			return p, err
+		}
+		if n := countRole(req.Messages, chat.RoleDeveloper); n > 0 {
+			p.notes = append(p.notes, fmt.Sprintf("sent %d developer message(s) with role system: Ollama templates know system only", n))
 		}
 		for _, m := range p.msgs {
 			size += len(m.Content) + perMessageOverhead
@@ -185,6 +191,21 @@ func stripBOS(prompt string, info ModelInfo) string {
 		return strings.TrimPrefix(prompt, info.BOS)
 	}
 	return prompt
+}
+
+// bosNote is the Response note of a stripped BOS.
+func bosNote(bos string) string {
+	return fmt.Sprintf("stripped the rendered BOS %q from the raw prompt: the model's tokenizer adds its own", bos)
+}
+
+func countRole(msgs []chat.Message, role chat.Role) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == role {
+			n++
+		}
+	}
+	return n
 }
 
 // perMessageOverhead bounds the template's tokens around one message.

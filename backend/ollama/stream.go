@@ -7,52 +7,32 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 )
-
-// errStall is the cancel cause the watchdog sets.
-var errStall = errors.New("ollama: no data within the stall timeout")
-
-// errCallback wraps an error returned by onChunk so it can be told apart
-// from the client's own errors, and returned unchanged.
-type errCallback struct{ err error }
-
-func (e errCallback) Error() string { return e.err.Error() }
 
 // once runs one attempt.
 func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk func(string) error) (backend.Response, error) {
 	var (
-		resp     backend.Response
-		text     strings.Builder
-		consumed bool
-		done     bool
-		start    = time.Now()
+		resp  = backend.Response{Notes: p.notes}
+		done  bool
+		start = time.Now()
+		out   = transport.NewDelivery(start, onChunk)
 	)
-	sctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	watchdog := time.AfterFunc(b.cfg.StallTimeout, func() { cancel(errStall) })
+	watchdog := transport.Watch(ctx, name, b.cfg.StallTimeout)
 	defer watchdog.Stop()
+	sctx := watchdog.Context()
 
 	// chunk handles one streamed piece; both endpoints end up here.
 	chunk := func(piece string, isDone bool, reason string, m api.Metrics) error {
-		watchdog.Reset(b.cfg.StallTimeout)
-		if piece != "" {
-			if resp.Usage.TimeToFirstChunk == 0 {
-				resp.Usage.TimeToFirstChunk = time.Since(start)
-			}
-			text.WriteString(piece)
-			consumed = true
-			if onChunk != nil {
-				if err := onChunk(piece); err != nil {
-					return errCallback{err}
-				}
-			}
+		watchdog.Kick()
+		if err := out.Send(piece); err != nil {
+			return err
 		}
 		if isDone {
 			done = true
@@ -80,15 +60,15 @@ func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk
 			return chunk(c.Message.Content, c.Done, c.DoneReason, c.Metrics)
 		})
 	}
-	resp.Text = text.String()
+	resp.Text, resp.Usage.TimeToFirstChunk = out.Text(), out.FirstChunk()
 	if resp.Usage.Total == 0 {
 		resp.Usage.Total = time.Since(start)
 	}
-
-	var cb errCallback
+	consumed := out.Consumed()
+	if cause, ok := transport.CallbackCause(err); ok {
+		return resp, cause
+	}
 	switch {
-	case errors.As(err, &cb):
-		return resp, cb.err
 	case err != nil:
 		return resp, classify(err, consumed, ctx, sctx)
 	case !done:
@@ -100,7 +80,7 @@ func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk
 			return resp, classify(context.Cause(sctx), consumed, ctx, sctx)
 		}
 		return resp, &backend.Error{Kind: backend.KindStreamCut, Backend: name, Consumed: consumed,
-			Message: fmt.Sprintf("stream ended after %d bytes without a final message", text.Len())}
+			Message: fmt.Sprintf("stream ended after %d bytes without a final message", out.Len())}
 	}
 	// Ollama truncates a prompt longer than num_ctx from the front to
 	// exactly num_ctx tokens; the count gives it away afterwards.
@@ -111,21 +91,22 @@ func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk
 	return resp, nil
 }
 
-// classify turns a client error into a *backend.Error.
+// classify turns a client error into a *backend.Error. sctx is the
+// request's context, derived from parent (by a transport.Watchdog, or
+// parent itself for requests without one).
 func classify(err error, consumed bool, parent, sctx context.Context) error {
+	if e := transport.Interrupted(name, parent, sctx, consumed); e != nil {
+		return e
+	}
 	e := &backend.Error{Backend: name, Consumed: consumed, Err: err}
 	var se api.StatusError
 	var ae api.AuthorizationError
 	switch {
-	case context.Cause(sctx) == errStall && parent.Err() == nil:
-		e.Kind, e.Err = backend.KindStalled, errStall
-	case parent.Err() != nil:
-		e.Kind, e.Err = backend.KindCanceled, parent.Err()
 	case errors.As(err, &se):
 		e.Kind, e.Status, e.Message = backend.KindServer, se.StatusCode, se.ErrorMessage
 	case errors.As(err, &ae):
 		e.Kind, e.Status, e.Message = backend.KindServer, ae.StatusCode, ae.Status
-	case isDialError(err):
+	case transport.IsDial(err):
 		e.Kind = backend.KindUnreachable
 	case isTransportError(err):
 		// The connection was made, then lost (server killed, reset).
@@ -138,15 +119,6 @@ func classify(err error, consumed bool, parent, sctx context.Context) error {
 		e.Kind, e.Message = backend.KindServer, err.Error()
 	}
 	return e
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 func isTransportError(err error) bool {

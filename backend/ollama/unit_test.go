@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -54,7 +56,7 @@ func TestClassify(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 	stalled, stall := context.WithCancelCause(context.Background())
-	stall(errStall)
+	stall(&transport.StallError{Backend: name})
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	for _, tc := range []struct {
 		name         string
@@ -145,5 +147,61 @@ func TestNewRejectsBadHost(t *testing.T) {
 		if _, err := New(Config{Host: h}); err == nil {
 			t.Errorf("New(%q) succeeded", h)
 		}
+	}
+}
+
+// TestPrepareNotes checks that what the backend changes in a request is
+// said in the notes, and only then. The model's /api/show answer is
+// preset, so no server is needed.
+func TestPrepareNotes(t *testing.T) {
+	b, err := New(Config{Host: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.models["bos"] = ModelInfo{ContextLength: 8192, AddsBOS: true, BOS: "<|begin_of_text|>"}
+	b.models["plain"] = ModelInfo{ContextLength: 8192}
+	for _, tc := range []struct {
+		name   string
+		req    backend.Request
+		prompt string
+		notes  []string
+	}{
+		{"BOS stripped", backend.Request{Model: "bos", Mode: backend.ModeRaw, Prompt: "<|begin_of_text|>hi"}, "hi",
+			[]string{`stripped the rendered BOS "<|begin_of_text|>" from the raw prompt: the model's tokenizer adds its own`}},
+		{"no BOS in the prompt", backend.Request{Model: "bos", Mode: backend.ModeRaw, Prompt: "hi"}, "hi", nil},
+		{"model without BOS", backend.Request{Model: "plain", Mode: backend.ModeRaw, Prompt: "<|begin_of_text|>hi"}, "<|begin_of_text|>hi", nil},
+		{"developer as system", backend.Request{Model: "plain", Mode: backend.ModeChat, Messages: []chat.Message{
+			{Role: chat.RoleDeveloper, Content: "rules"}, {Role: chat.RoleUser, Content: "hi"}}}, "",
+			[]string{"sent 1 developer message(s) with role system: Ollama templates know system only"}},
+		{"chat unchanged", backend.Request{Model: "plain", Mode: backend.ModeChat, Messages: []chat.Message{
+			{Role: chat.RoleSystem, Content: "rules"}, {Role: chat.RoleUser, Content: "hi"}}}, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := b.prepare(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.prompt != tc.prompt {
+				t.Errorf("prompt %q, want %q", p.prompt, tc.prompt)
+			}
+			if diff := cmp.Diff(tc.notes, p.notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestGrammarUnsupported: Ollama takes no GBNF grammar, so a request with
+// one is refused before anything is sent (the host is unreachable: had it
+// been contacted, the error would say so).
+func TestGrammarUnsupported(t *testing.T) {
+	b, err := New(Config{Host: "127.0.0.1:1", Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Generate(context.Background(), backend.Request{Model: "m", Mode: backend.ModeRaw, Prompt: "x", Grammar: `root ::= "x"`}, nil)
+	var e *backend.Error
+	if !errors.As(err, &e) || e.Kind != backend.KindUnsupported || !strings.Contains(e.Message, "grammar") {
+		t.Errorf("err %v; want unsupported, naming the grammar", err)
 	}
 }

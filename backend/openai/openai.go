@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -114,23 +114,19 @@ func (b *Backend) Capabilities() backend.Capabilities {
 // Generate runs req, retrying with backoff while nothing was delivered and
 // the failure is transient (see backend.Retryable).
 func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
-	path, body, err := b.body(req)
+	path, body, notes, err := b.body(req)
 	if err != nil {
 		return backend.Response{}, err
 	}
-	wait := b.cfg.Backoff
-	for attempt := 1; ; attempt++ {
-		resp, err := b.once(ctx, path, body, onChunk)
-		if err == nil || attempt >= b.cfg.Attempts || !backend.Retryable(err) {
-			return resp, err
-		}
-		select {
-		case <-ctx.Done():
-			return resp, &backend.Error{Kind: backend.KindCanceled, Backend: name, Err: ctx.Err()}
-		case <-time.After(wait):
-		}
-		wait *= 2
-	}
+	retry := transport.Retry{Backend: name, Attempts: b.cfg.Attempts, Backoff: b.cfg.Backoff}
+	var resp backend.Response
+	err = retry.Do(ctx, func() error {
+		var err error
+		resp, err = b.once(ctx, path, body, onChunk)
+		return err
+	})
+	resp.Notes = notes
+	return resp, err
 }
 
 type (
@@ -168,47 +164,64 @@ type (
 	}
 )
 
-// body builds the endpoint path and JSON body of req.
-func (b *Backend) body(req backend.Request) (string, []byte, error) {
+// body builds the endpoint path and JSON body of req, and the notes of
+// what it changed on the way (Response.Notes).
+func (b *Backend) body(req backend.Request) (path string, data []byte, notes []string, err error) {
 	unsupported := func(msg string) error {
 		return &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: msg}
 	}
 	if req.Model == "" {
-		return "", nil, unsupported("no model in request")
+		return "", nil, nil, unsupported("no model in request")
+	}
+	if req.Grammar != "" {
+		// vLLM and llama.cpp take grammars under names of their own; the
+		// OpenAI API has none, so a grammar is refused rather than dropped.
+		return "", nil, nil, unsupported("an OpenAI-compatible server cannot take a GBNF grammar; constrain with Format (a JSON Schema) instead")
 	}
 	w := wireRequest{
 		Model: req.Model, Stream: true, StreamOptions: streamOptions{IncludeUsage: true},
 		MaxTokens: req.Options.MaxTokens, Temperature: req.Options.Temperature, TopP: req.Options.TopP,
 		TopK: req.Options.TopK, Seed: req.Options.Seed, Stop: req.Stop,
 	}
-	var path string
 	noSchema := false
 	switch req.Mode {
 	case backend.ModeRaw:
 		if req.Prompt == "" {
-			return "", nil, unsupported("raw mode needs a prompt")
+			return "", nil, nil, unsupported("raw mode needs a prompt")
 		}
 		path, w.Prompt, noSchema = "/completions", &req.Prompt, b.cfg.Quirks.NoSchemaCompletions
 	case backend.ModeChat:
 		msgs, err := messages(req.Messages)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		path, w.Messages, noSchema = "/chat/completions", msgs, b.cfg.Quirks.NoSchemaChat
+		if n := countRole(req.Messages, chat.RoleDeveloper); n > 0 {
+			notes = append(notes, fmt.Sprintf("sent %d developer message(s) with role system: most local servers know system only", n))
+		}
 	default:
-		return "", nil, unsupported(fmt.Sprintf("mode %q", req.Mode))
+		return "", nil, nil, unsupported(fmt.Sprintf("mode %q", req.Mode))
 	}
 	if len(req.Format) > 0 {
 		if noSchema {
-			return "", nil, unsupported("this server ignores response_format on " + path + ": output cannot be constrained")
+			return "", nil, nil, unsupported("this server ignores response_format on " + path + ": output cannot be constrained")
 		}
 		w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchema{Name: "output", Schema: req.Format, Strict: true}}
 	}
-	data, err := chat.Marshal(w)
-	if err != nil {
-		return "", nil, fmt.Errorf("openai: encode request: %w", err)
+	if data, err = chat.Marshal(w); err != nil {
+		return "", nil, nil, fmt.Errorf("openai: encode request: %w", err)
 	}
-	return path, data, nil
+	return path, data, notes, nil
+}
+
+func countRole(msgs []chat.Message, role chat.Role) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == role {
+			n++
+		}
+	}
+	return n
 }
 
 // messages converts the conversation: text only, an assistant turn as the
@@ -235,5 +248,3 @@ func messages(in []chat.Message) ([]wireMessage, error) {
 	}
 	return out, nil
 }
-
-var errStall = errors.New("openai: no data within the stall timeout")

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -104,4 +105,43 @@ func FuzzReadEvents(f *testing.F) {
 			t.Errorf("round trip (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// TestStopSequenceAndNotes runs a whole Generate against a vLLM-shaped
+// stream (constructed, see testdata/README.md) that names its stop string,
+// with a developer message the backend sends as system.
+func TestStopSequenceAndNotes(t *testing.T) {
+	b, err := New(Config{BaseURL: serveRecording(t, "vllm-stop-reason.sse") + "/v1", Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := backend.Request{Model: "m", Mode: backend.ModeChat, Stop: []string{"</tool_call>"}, Messages: []chat.Message{
+		{Role: chat.RoleDeveloper, Content: "Call tools."}, {Role: chat.RoleUser, Content: "Go."}}}
+	resp, err := b.Generate(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Usage.TimeToFirstChunk, resp.Usage.Total = 0, 0
+	want := backend.Response{Text: `<tool_call>{"name": "f"}`, StopReason: "stop", StopSequence: "</tool_call>",
+		Usage: backend.Usage{PromptTokens: 21, GeneratedTokens: 6},
+		Notes: []string{"sent 1 developer message(s) with role system: most local servers know system only"}}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Ollama's /v1 names no stop string: StopSequence stays empty.
+	b, err = New(Config{BaseURL: serveRecording(t, "ollama-v0.6.5-chat.sse") + "/v1", Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := b.Generate(context.Background(), req, nil); err != nil || resp.StopSequence != "" {
+		t.Errorf("ollama stream: stop sequence %q, err %v", resp.StopSequence, err)
+	}
+}
+
+func TestStopString(t *testing.T) {
+	for in, want := range map[string]string{`"</tool_call>"`: "</tool_call>", `null`: "", ``: "", `151645`: ""} {
+		if got := stopString(json.RawMessage(in)); got != want {
+			t.Errorf("stopString(%s) = %q, want %q", in, got, want)
+		}
+	}
 }

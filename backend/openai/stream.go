@@ -8,13 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/transport"
 )
 
 // chunk is one streamed event of either endpoint.
@@ -25,6 +24,10 @@ type chunk struct {
 			Content string `json:"content"`
 		} `json:"delta"` // /chat/completions
 		FinishReason *string `json:"finish_reason"`
+		// StopReason is vLLM's (and SGLang's matched_stop is not read): the
+		// stop string that ended the choice, a token id for a stop token,
+		// null otherwise.
+		StopReason json.RawMessage `json:"stop_reason"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens        int `json:"prompt_tokens"`
@@ -53,27 +56,25 @@ func (c *chunk) applyUsage(u *backend.Usage) {
 // once runs one attempt.
 func (b *Backend) once(ctx context.Context, path string, body []byte, onChunk func(string) error) (backend.Response, error) {
 	var (
-		resp     backend.Response
-		text     strings.Builder
-		consumed bool
-		start    = time.Now()
+		resp  backend.Response
+		start = time.Now()
+		out   = transport.NewDelivery(start, onChunk)
 	)
-	sctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	watchdog := time.AfterFunc(b.cfg.StallTimeout, func() { cancel(errStall) })
+	watchdog := transport.Watch(ctx, name, b.cfg.StallTimeout)
 	defer watchdog.Stop()
-	fail := func(err error) (backend.Response, error) {
-		resp.Text = text.String()
+	// done fills in what was delivered; every return goes through it.
+	done := func(err error) (backend.Response, error) {
+		resp.Text, resp.Usage.TimeToFirstChunk = out.Text(), out.FirstChunk()
 		resp.Usage.Total = time.Since(start)
 		if e := (*backend.Error)(nil); errors.As(err, &e) {
-			e.Consumed = consumed
+			e.Consumed = out.Consumed()
 		}
 		return resp, err
 	}
 
-	hreq, err := http.NewRequestWithContext(sctx, http.MethodPost, b.base+path, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(watchdog.Context(), http.MethodPost, b.base+path, bytes.NewReader(body))
 	if err != nil {
-		return fail(fmt.Errorf("openai: %w", err))
+		return done(fmt.Errorf("openai: %w", err))
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
@@ -82,17 +83,17 @@ func (b *Backend) once(ctx context.Context, path string, body []byte, onChunk fu
 	}
 	hresp, err := b.cfg.HTTPClient.Do(hreq)
 	if err != nil {
-		return fail(classify(err, ctx, sctx))
+		return done(classify(err, watchdog))
 	}
 	defer hresp.Body.Close()
 	if hresp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(hresp.Body, 64<<10))
-		return fail(&backend.Error{Kind: backend.KindServer, Backend: name, Status: hresp.StatusCode, Message: serverMessage(data)})
+		data, _ := transport.ReadErrorBody(watchdog, hresp.Body)
+		return done(&backend.Error{Kind: backend.KindServer, Backend: name, Status: hresp.StatusCode, Message: serverMessage(data)})
 	}
 
 	finished, sawDone := false, false
 	err = readEvents(hresp.Body, func(data []byte) error {
-		watchdog.Reset(b.cfg.StallTimeout)
+		watchdog.Kick()
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			sawDone = true
 			return io.EOF
@@ -106,50 +107,44 @@ func (b *Backend) once(ctx context.Context, path string, body []byte, onChunk fu
 		}
 		c.applyUsage(&resp.Usage)
 		for _, ch := range c.Choices {
-			piece := ch.Text + ch.Delta.Content
-			if piece != "" {
-				if resp.Usage.TimeToFirstChunk == 0 {
-					resp.Usage.TimeToFirstChunk = time.Since(start)
-				}
-				text.WriteString(piece)
-				consumed = true
-				if onChunk != nil {
-					if err := onChunk(piece); err != nil {
-						return errCallback{err}
-					}
-				}
+			if err := out.Send(ch.Text + ch.Delta.Content); err != nil {
+				return err
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				finished, resp.StopReason = true, *ch.FinishReason
+				resp.StopSequence = stopString(ch.StopReason)
 			}
 		}
 		return nil
 	})
-	var cb errCallback
+	if cause, ok := transport.CallbackCause(err); ok {
+		// The caller's own error, returned as it is.
+		resp, _ = done(nil)
+		return resp, cause
+	}
 	switch {
-	case errors.As(err, &cb):
-		resp.Text = text.String()
-		resp.Usage.Total = time.Since(start)
-		return resp, cb.err
 	case err != nil && !errors.Is(err, io.EOF):
 		var be *backend.Error
 		if errors.As(err, &be) {
-			return fail(be)
+			return done(be)
 		}
-		return fail(classify(err, ctx, sctx))
+		return done(classify(err, watchdog))
 	case !sawDone && !finished:
-		return fail(&backend.Error{Kind: backend.KindStreamCut, Backend: name,
-			Message: fmt.Sprintf("stream ended after %d bytes without finish_reason or [DONE]", text.Len())})
+		return done(&backend.Error{Kind: backend.KindStreamCut, Backend: name,
+			Message: fmt.Sprintf("stream ended after %d bytes without finish_reason or [DONE]", out.Len())})
 	}
-	resp.Text = text.String()
-	resp.Usage.Total = time.Since(start)
-	return resp, nil
+	return done(nil)
 }
 
-// errCallback marks an error returned by onChunk, returned unchanged.
-type errCallback struct{ err error }
-
-func (e errCallback) Error() string { return e.err.Error() }
+// stopString is the stop string in a choice's stop_reason, "" when it is
+// absent, null or a token id (a stop token is not a stop sequence).
+func stopString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
 
 // readEvents calls fn with the data of each server-sent event (data lines
 // joined by newlines, dispatched at a blank line or at the end). It
@@ -221,28 +216,13 @@ func serverMessage(data []byte) string {
 	return strings.TrimSpace(string(data))
 }
 
-// classify turns a transport error into a *backend.Error.
-func classify(err error, parent, sctx context.Context) error {
-	e := &backend.Error{Backend: name, Err: err}
-	switch {
-	case context.Cause(sctx) == errStall && parent.Err() == nil:
-		e.Kind, e.Err = backend.KindStalled, errStall
-	case parent.Err() != nil:
-		e.Kind, e.Err = backend.KindCanceled, parent.Err()
-	case isDialError(err):
-		e.Kind = backend.KindUnreachable
-	default:
-		// The connection was made, then lost (server killed, reset).
-		e.Kind = backend.KindStreamCut
+// classify turns a transport error into a *backend.Error: unreachable
+// when the server was never reached, else a connection made, then lost
+// (server killed, reset). fail sets Consumed.
+func classify(err error, w *transport.Watchdog) error {
+	kind := backend.KindStreamCut
+	if transport.IsDial(err) {
+		kind = backend.KindUnreachable
 	}
-	return e
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
+	return w.Fail(err, kind, false)
 }

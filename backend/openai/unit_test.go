@@ -44,24 +44,28 @@ func TestRequestBodies(t *testing.T) {
 	opts := backend.Options{Temperature: &temp, Seed: &seed, TopK: &topK, MaxTokens: 128}
 	schema := json.RawMessage(`{"type":"object","properties":{"name":{"const":"f"}}}`)
 	for _, tc := range []struct {
-		name string
-		req  backend.Request
-		path string
+		name  string
+		req   backend.Request
+		path  string
+		notes []string
 	}{
 		{"completions.json", backend.Request{Model: "m", Mode: backend.ModeRaw, Prompt: "<|im_start|>user\nx < y & z<|im_end|>\n",
-			Stop: []string{"<|im_end|>"}, Options: opts}, "/completions"},
+			Stop: []string{"<|im_end|>"}, Options: opts}, "/completions", nil},
 		{"chat.json", backend.Request{Model: "m", Mode: backend.ModeChat, Format: schema, Options: backend.Options{MaxTokens: 5},
 			Messages: []chat.Message{
 				{Role: chat.RoleDeveloper, Content: "Use tools."},
 				{Role: chat.RoleUser, Content: "Weather?"},
 				{Role: chat.RoleAssistant, Raw: `<tool_call>{"name":"f"}</tool_call>`, ToolCalls: []chat.ToolCall{{Name: "f"}}},
 				{Role: chat.RoleTool, ToolCallID: "c1", Name: "f", Content: "18°C"},
-			}}, "/chat/completions"},
+			}}, "/chat/completions", []string{"sent 1 developer message(s) with role system: most local servers know system only"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path, body, err := b.body(tc.req)
+			path, body, notes, err := b.body(tc.req)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.notes, notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
 			}
 			if path != tc.path {
 				t.Errorf("path %q, want %q", path, tc.path)
@@ -88,9 +92,11 @@ func TestRequestRefusals(t *testing.T) {
 		{"schema on a templated endpoint", backend.Request{Model: "m", Mode: backend.ModeRaw, Prompt: "x", Format: schema}},
 		{"calls without raw text", backend.Request{Model: "m", Mode: backend.ModeChat,
 			Messages: []chat.Message{{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{Name: "f"}}}}}},
+		{"grammar", backend.Request{Model: "m", Mode: backend.ModeChat, Grammar: `root ::= "x"`,
+			Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, _, err := ollama.body(tc.req); !errors.Is(err, backend.ErrUnsupported) {
+			if _, _, _, err := ollama.body(tc.req); !errors.Is(err, backend.ErrUnsupported) {
 				t.Errorf("err = %v, want unsupported", err)
 			}
 		})

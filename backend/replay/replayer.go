@@ -38,7 +38,7 @@ func NewReplayer(r io.Reader) (*Replayer, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	p := &Replayer{}
-	line := 0
+	line, version := 0, 0
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
@@ -55,9 +55,10 @@ func NewReplayer(r io.Reader) (*Replayer, error) {
 			if e.Type != typeHeader {
 				return nil, fmt.Errorf("replay: line 1 is a %q entry, want the header", e.Type)
 			}
-			if e.Version != Version {
-				return nil, fmt.Errorf("replay: recording format version %d, this build reads version %d", e.Version, Version)
+			if e.Version < minVersion || e.Version > Version {
+				return nil, fmt.Errorf("replay: recording format version %d, this build reads versions %d to %d", e.Version, minVersion, Version)
 			}
+			version = e.Version
 			p.caps = e.Capabilities.capabilities()
 			continue
 		}
@@ -69,6 +70,9 @@ func NewReplayer(r io.Reader) (*Replayer, error) {
 			// The backend contract: the text is exactly the chunks joined.
 			if e.Response != nil && e.Response.Text != strings.Join(e.Chunks, "") {
 				return nil, fmt.Errorf("replay: line %d: response text is not its chunks joined", line)
+			}
+			if f := e.v2Fields(); f != "" && version < 2 {
+				return nil, fmt.Errorf("replay: line %d: %s in a version %d recording", line, f, version)
 			}
 		case typeContextSize, typeCountTokens:
 		default:

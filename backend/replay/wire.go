@@ -11,8 +11,13 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
-// Version of the file format, written in the header line.
-const Version = 1
+// Version of the file format, written in the header line. Version 2 added
+// the request's grammar and the response's stop_sequence and notes;
+// recordings of version 1 (which lack them) are still read.
+const Version = 2
+
+// minVersion is the oldest version NewReplayer reads.
+const minVersion = 1
 
 // The entry types of a recording.
 const (
@@ -60,6 +65,7 @@ type wireRequest struct {
 	Messages []wireMessage   `json:"messages"`
 	Stop     []string        `json:"stop"`
 	Format   json.RawMessage `json:"format"`
+	Grammar  string          `json:"grammar"`
 	Options  wireOptions     `json:"options"`
 }
 
@@ -92,10 +98,14 @@ type wireOptions struct {
 	NumCtx      int      `json:"num_ctx"`
 }
 
+// wireResponse is backend.Response in full. Notes are written as they
+// came, null or a list, so that a replay returns them exactly.
 type wireResponse struct {
-	Text       string    `json:"text"`
-	StopReason string    `json:"stop_reason"`
-	Usage      wireUsage `json:"usage"`
+	Text         string    `json:"text"`
+	StopReason   string    `json:"stop_reason"`
+	StopSequence string    `json:"stop_sequence"`
+	Usage        wireUsage `json:"usage"`
+	Notes        []string  `json:"notes"`
 }
 
 // wireUsage keeps durations in nanoseconds so they round-trip exactly.
@@ -149,7 +159,7 @@ func (c *wireCapabilities) capabilities() backend.Capabilities {
 // and an empty slice record (and compare) the same.
 func toWireRequest(r backend.Request) *wireRequest {
 	w := &wireRequest{Model: r.Model, Mode: r.Mode, Prompt: r.Prompt, Stop: nilIfEmpty(r.Stop), Format: rawOrNil(r.Format),
-		Options: wireOptions{Temperature: r.Options.Temperature, TopP: r.Options.TopP, TopK: r.Options.TopK,
+		Grammar: r.Grammar, Options: wireOptions{Temperature: r.Options.Temperature, TopP: r.Options.TopP, TopK: r.Options.TopK,
 			Seed: r.Options.Seed, MaxTokens: r.Options.MaxTokens, NumCtx: r.Options.NumCtx}}
 	for _, m := range r.Messages {
 		wm := wireMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID,
@@ -179,7 +189,7 @@ func rawOrNil(b json.RawMessage) json.RawMessage {
 
 func toWireResponse(r backend.Response) *wireResponse {
 	u := r.Usage
-	return &wireResponse{Text: r.Text, StopReason: r.StopReason, Usage: wireUsage{
+	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Usage: wireUsage{
 		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
 		CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
 		GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total)}}
@@ -190,10 +200,24 @@ func (w *wireResponse) response() backend.Response {
 		return backend.Response{}
 	}
 	u := w.Usage
-	return backend.Response{Text: w.Text, StopReason: w.StopReason, Usage: backend.Usage{
+	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Usage: backend.Usage{
 		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
 		CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
 		PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS)}}
+}
+
+// v2Fields names a field of version 2 that e carries, "" when none: a
+// version-1 recording cannot have them.
+func (e *entry) v2Fields() string {
+	switch {
+	case e.Request != nil && e.Request.Grammar != "":
+		return "request.grammar"
+	case e.Response != nil && e.Response.StopSequence != "":
+		return "response.stop_sequence"
+	case e.Response != nil && e.Response.Notes != nil:
+		return "response.notes"
+	}
+	return ""
 }
 
 func toWireError(err error) *wireError {

@@ -51,8 +51,9 @@ type Labels struct {
 	Strategy string `json:"strategy,omitempty"`
 	// DetectedFormat is hanxen's output classifier.
 	DetectedFormat string `json:"detected_format,omitempty"`
-	// Leftover marks hanxen integration records whose raw is the text vLLM
-	// left after extracting calls.
+	// Leftover marks records whose raw is the content a server left after
+	// extracting the calls itself (vLLM's parser for hanxen, Ollama's native
+	// tool calling for mikeveerman's "ollama" backend).
 	Leftover bool `json:"leftover,omitempty"`
 	// ReasoningOnly marks records whose raw ends with the </think> block:
 	// whatever the model wrote after its reasoning is not in the record
@@ -182,10 +183,14 @@ func mikeveerman(dir string) ([]Record, error) {
 		if len(r.Labels.Names) == 0 && in.Name != "" {
 			r.Labels.Names = []string{in.Name}
 		}
-		if restraint[in.PromptIndex] {
+		// Backend "ollama" used Ollama's native tool calling: when it found
+		// a call, the call came back structured and raw is only the content
+		// left beside it.
+		r.Labels.Leftover = in.Backend == "ollama" && in.Called
+		if restraint[in.PromptIndex] && !r.Labels.Leftover {
 			r.ExpectNoCall = true
 		}
-		if name, ok := cfg.ExpectedTools[strconv.Itoa(in.PromptIndex)]; ok {
+		if name, ok := cfg.ExpectedTools[strconv.Itoa(in.PromptIndex)]; ok && !r.Labels.Leftover {
 			r.Expected = []Expected{{Name: name}}
 		}
 		out = append(out, r)

@@ -11,7 +11,9 @@
 //     and 8 of lib/bench_config.py) expect no call; its three "hard"
 //     prompts (9, 10, 11) expect the tool of expected_tools. The other
 //     prompts carry no expectation (that benchmark scores them on its own
-//     criteria).
+//     criteria). Records of its "ollama" backend where Ollama's native tool
+//     calling found a call carry none either: the call came back
+//     structured, and raw holds only the content beside it.
 //   - hanXen/vllm-qwen2.5-coder-tool-parser: the conversational queries of
 //     its integration runs, where every labelled run made no call, expect no
 //     call; a query whose raw output is whole (the output_format runs)

@@ -128,14 +128,14 @@ func classify(l Labels, s bench.Record) (string, bool) {
 	failed := s.Lenient.FailureKind()
 	strictOK := len(cleanNames(s.Strict)) == len(ours) && !s.Strict.Failed()
 	if l.Leftover {
-		// vLLM extracted calls; raw is what it left as content.
+		// The server extracted calls; raw is what it left as content.
 		switch {
 		case len(ours) == 0 && failed == "":
-			return "vLLM extracted the calls; no call left in its content", true
+			return "the server extracted the calls; no call left in its content", true
 		case failed != "":
-			return "vLLM left a broken call fragment in content (" + failed + ")", false
+			return "the server left a broken call fragment in content (" + failed + ")", false
 		default:
-			return "vLLM left a complete call in content, which we parse (" + repairs(s.Lenient) + ")", false
+			return "the server left a complete call in content, which we parse (" + repairs(s.Lenient) + ")", false
 		}
 	}
 	theirs := l.Names

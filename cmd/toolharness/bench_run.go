@@ -106,17 +106,14 @@ func runLive(c *cli.Context, models []string, out string) (bench.Summary, error)
 	if err := report.WriteAll(out, s, meta); err != nil {
 		return s, err
 	}
-	if res.Interrupted {
-		fmt.Fprintf(c.App.ErrWriter, "bench: interrupted after %d new cases (%d before); results and reports are in %s; continue with --resume\n",
-			res.Done, res.Skipped, out)
-	}
 	if c.Command.Name == "run" {
 		if err := printSummary(c, s, meta); err != nil {
 			return s, err
 		}
 	}
 	if res.Interrupted {
-		return s, cli.Exit("", 130)
+		return s, cli.Exit(fmt.Sprintf("bench: interrupted after %d new cases (%d before); results and reports are in %s; continue with --resume",
+			res.Done, res.Skipped, out), 130)
 	}
 	return s, nil
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/internal/ollamatest"
@@ -155,6 +158,7 @@ cases:
 	if !strings.Contains(stdout, "hermes (raw)") || !strings.Contains(stdout, "xml (raw)") || !strings.Contains(stdout, "verdicts") {
 		t.Errorf("compare table:\n%s", stdout)
 	}
+	t.Logf("compare:\n%s", stdout)
 	if !strings.Contains(stderr, "bench: 4/4 cases done") {
 		t.Errorf("no plain progress line on a non-terminal:\n%s", stderr)
 	}
@@ -173,4 +177,75 @@ cases:
 	if _, _, code = benchCLI(t, "", append([]string{"bench", "run", "--models", srv.Model, "--out", out}, common...)...); code == 0 {
 		t.Error("bench run into a directory with results, without --resume, succeeded")
 	}
+
+	// Ctrl-C in the middle of a run: the finished cases stay, the reports
+	// are written, exit status 130; --resume finishes the rest.
+	out2 := filepath.Join(dir, "interrupted")
+	args := append([]string{"bench", "run", "--models", srv.Model, "--formats", "hermes,xml", "--repeats", "6", "--out", out2}, common...)
+	type result struct {
+		stderr string
+		code   int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, stderr, code := benchCLI(t, "", args...)
+		done <- result{stderr, code}
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if data, _ := os.ReadFile(filepath.Join(out2, "results.jsonl")); bytes.Count(data, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no result written within 2 minutes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	const total = 2 * 2 * 6
+	if r.code != 130 || !strings.Contains(r.stderr, "interrupted after") {
+		t.Fatalf("after SIGINT: exit %d\n%s", r.code, r.stderr)
+	}
+	partial, err := bench.ReadResults(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := map[bench.Key]bool{}
+	for _, rec := range partial {
+		if rec.Final {
+			finished[rec.Key()] = true
+		}
+	}
+	if len(finished) == 0 || len(finished) >= total {
+		t.Fatalf("%d of %d cases finished before the interrupt", len(finished), total)
+	}
+	if _, err := os.Stat(filepath.Join(out2, "report.html")); err != nil {
+		t.Errorf("no report after the interrupt: %v", err)
+	}
+	_, stderr, code = benchCLI(t, "", append(args, "--resume")...)
+	if code != 0 || !strings.Contains(stderr, fmt.Sprintf("%d/%d cases done (%d resumed)", total, total, len(finished))) {
+		t.Fatalf("resume after interrupt: exit %d\n%s", code, stderr)
+	}
+	all, err := bench.ReadResults(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[bench.Key]int{}
+	for _, rec := range all {
+		if rec.Final {
+			seen[rec.Key()]++
+		}
+	}
+	if len(seen) != total {
+		t.Errorf("%d cases after resume, want %d", len(seen), total)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%v recorded %d times", k, n)
+		}
+	}
+	t.Logf("interrupted after %d of %d cases; resume completed the rest", len(finished), total)
 }

@@ -42,7 +42,7 @@ the tool catalog is text in the prompt, calls are parsed from the model's raw te
 validated against JSON Schema and run, and results go back until the model answers.
 
 Examples:
-   toolharness bench corpus --in testdata/corpus/records.jsonl --out /tmp/report
+   toolharness bench corpus --out /tmp/report
    toolharness parse --format hermes < raw.txt
    toolharness run --model qwen2.5:7b --tools builtin:fs "summarise README.md"`,
 		Version:         version,

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolharness/toolharness/internal/ollamatest"
+)
+
+// agentWorkspace is a workspace with a file and a skills directory.
+func agentWorkspace(t *testing.T) (ws, skills string) {
+	t.Helper()
+	root := t.TempDir()
+	ws, skills = filepath.Join(root, "ws"), filepath.Join(root, "skills")
+	for path, body := range map[string]string{
+		filepath.Join(ws, "a.go"):             "package a\n",
+		filepath.Join(ws, "docs", "x.md"):     "# x\n",
+		filepath.Join(skills, "review.md"):    "---\nname: review\ndescription: Review a file.\n---\nRead $ARGUMENTS with read_file and list its bugs.\n",
+		filepath.Join(skills, "summarise.md"): "Summarise the workspace.\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws, skills
+}
+
+// runAgentCLI runs toolharness in-process.
+func runAgentCLI(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(append([]string{"toolharness"}, args...), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// traceRecords reads a trace file.
+func traceRecords(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("trace line %q: %v", sc.Text(), err)
+		}
+		recs = append(recs, m)
+	}
+	return recs
+}
+
+// tiny are the flags that make the random test model call tools: calls
+// constrained by the server, the first reply a call, strings bounded.
+func tinyFlags(srv *ollamatest.Server, trace string) []string {
+	return []string{"--model", srv.Model, "--template", "chatml", "--constrained", "--require-call",
+		"--constrained-max-string", "16", "--max-tokens", "96", "--num-ctx", "16384", "--seed", "5", "--trace", trace}
+}
+
+func TestE2ERunBuiltinTools(t *testing.T) {
+	srv := ollamatest.Start(t)
+	ws, _ := agentWorkspace(t)
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	args := append([]string{"--host", srv.URL, "run", "--tools", "builtin:fs", "--workspace", ws, "--max-turns", "1"}, tinyFlags(srv, trace)...)
+	code, stdout, stderr := runAgentCLI("", append(args, "list the files")...)
+	// The first reply must be a call; with one generation allowed, the task
+	// then hits the turn limit: exit status 2.
+	if code != exitLimit {
+		t.Fatalf("exit %d, want %d (limit); stderr:\n%s", code, exitLimit, stderr)
+	}
+	if !strings.Contains(stderr, "● ") || !strings.Contains(stderr, "⎿ ") || !strings.Contains(stderr, "max_turns") {
+		t.Errorf("stderr lacks the call line, its result or the limit:\n%s", stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q: no answer was given", stdout)
+	}
+	var steps []map[string]any
+	for _, r := range traceRecords(t, trace) {
+		if r["type"] == "step" {
+			steps = append(steps, r)
+		}
+	}
+	if len(steps) != 1 || steps[0]["calls"] == nil || steps[0]["results"] == nil {
+		t.Fatalf("trace steps %v", steps)
+	}
+	name := steps[0]["calls"].([]any)[0].(map[string]any)["name"].(string)
+	builtins := map[string]bool{"read_file": true, "list_dir": true, "glob": true, "grep": true, "write_file": true, "edit_file": true}
+	if !builtins[name] {
+		t.Errorf("called %q, not a built-in tool", name)
+	}
+
+	// Without tools the model answers, and the answer goes to stdout.
+	code, stdout, stderr = runAgentCLI("", "--host", srv.URL, "run", "--model", srv.Model, "--template", "chatml", "--max-tokens", "16", "say hi")
+	if code != 0 || strings.TrimSpace(stdout) == "" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func TestE2ERunSkillAndSubagent(t *testing.T) {
+	srv := ollamatest.Start(t)
+	ws, skills := agentWorkspace(t)
+
+	// A skill: /review expands into the user turn, and the only tool is
+	// skill, so the forced first call loads one (its name is an enum).
+	trace := filepath.Join(t.TempDir(), "skill.jsonl")
+	args := append([]string{"--host", srv.URL, "run", "--skills", skills, "--workspace", ws, "--max-turns", "2"}, tinyFlags(srv, trace)...)
+	code, _, stderr := runAgentCLI("", append(args, "/review a.go")...)
+	if code != 0 && code != exitLimit {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	recs := traceRecords(t, trace)
+	if recs[0]["type"] != "user" || !strings.Contains(recs[0]["content"].(string), "Read a.go with read_file") {
+		t.Errorf("the skill was not expanded into the user turn: %v", recs[0])
+	}
+	if rem := recs[0]["reminders"]; rem == nil || !strings.Contains(rem.([]any)[0].(string), "- review: Review a file.") {
+		t.Errorf("no skills reminder: %v", rem)
+	}
+	call := recs[1]["calls"].([]any)[0].(map[string]any)
+	result := recs[1]["results"].([]any)[0].(map[string]any)
+	if call["name"] != "skill" || result["is_error"] == true || !strings.Contains(stderr, "● skill(") {
+		t.Errorf("skill call %v result %v", call, result)
+	}
+
+	// A sub-agent: the only tool is task; the sub-agent runs in its own
+	// conversation and only its final text comes back.
+	trace = filepath.Join(t.TempDir(), "task.jsonl")
+	args = append([]string{"--host", srv.URL, "run", "--task", "--workspace", ws, "--max-turns", "2"}, tinyFlags(srv, trace)...)
+	code, _, stderr = runAgentCLI("", append(args, "look around")...)
+	if code != 0 && code != exitLimit {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var mainTask, subSteps int
+	var taskResult string
+	for _, r := range traceRecords(t, trace) {
+		if r["type"] != "step" {
+			continue
+		}
+		switch r["agent"] {
+		case "sub1":
+			subSteps++
+		case "main":
+			if cs, ok := r["calls"].([]any); ok && cs[0].(map[string]any)["name"] == "task" {
+				mainTask++
+				taskResult = r["results"].([]any)[0].(map[string]any)["content"].(string)
+			}
+		}
+	}
+	if mainTask == 0 || subSteps == 0 {
+		t.Fatalf("task calls %d, sub-agent steps %d; stderr:\n%s", mainTask, subSteps, stderr)
+	}
+	if taskResult == "" {
+		t.Error("the task tool returned nothing")
+	}
+}
+
+func TestE2EChatScripted(t *testing.T) {
+	srv := ollamatest.Start(t)
+	ws, skills := agentWorkspace(t)
+	trace := filepath.Join(t.TempDir(), "chat.jsonl")
+	args := append([]string{"--host", srv.URL, "chat", "--tools", "builtin:fs", "--skills", skills, "--task", "--workspace", ws, "--max-turns", "2"}, tinyFlags(srv, trace)...)
+	code, _, stderr := runAgentCLI("what is here?\n\n/review a.go\nthanks\n", args...)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	exchanges, calls := 0, 0
+	for _, r := range traceRecords(t, trace) {
+		switch {
+		case r["type"] == "exchange" && r["agent"] == "main":
+			exchanges++
+		case r["type"] == "step" && r["agent"] == "main" && r["calls"] != nil:
+			calls++
+		}
+	}
+	if exchanges != 3 || calls < 3 {
+		t.Errorf("%d exchanges with %d generations that called tools, want 3 and at least 3", exchanges, calls)
+	}
+
+	// A harness error (a model the server does not have) fails every
+	// message, the session still reads them all, and the exit status says so.
+	code, _, stderr = runAgentCLI("one\ntwo\n", "--host", srv.URL, "chat", "--model", "no-such-model", "--template", "chatml", "--max-tokens", "8")
+	if code != exitHarnessError || strings.Count(stderr, "toolharness: message ") != 2 {
+		t.Errorf("exit %d; stderr:\n%s", code, stderr)
+	}
+}
