@@ -384,3 +384,50 @@ func TestContextOverflowIsALimit(t *testing.T) {
 		t.Fatalf("err %v stop %s", err, ex.Stop)
 	}
 }
+
+func TestChatModeKeepsRemindersInPlace(t *testing.T) {
+	call := hermesCall("read_file", `{"path": "c"}`)
+	h := newHarness(t, []reply{{text: call}, {text: "ok"}, {text: "bye"}}, func(c *Config) {
+		c.Mode = backend.ModeChat
+		c.Instructions, c.InstructionsSource = "Use tabs.", "AGENTS.md"
+	})
+	for _, m := range []string{"read c", "thanks"} {
+		if _, err := h.s.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := h.b.reqs()
+	first := reqs[0].Messages
+	if len(first) != 2 || !strings.Contains(first[1].Content, "<system-reminder>") || !strings.Contains(first[1].Content, "Use tabs.") {
+		t.Fatalf("first request %+v", first)
+	}
+	for i, r := range reqs[1:] {
+		if len(r.Messages) < len(first) {
+			t.Fatalf("request %d has %d messages", i+1, len(r.Messages))
+		}
+		for j := range first {
+			if r.Messages[j].Role != first[j].Role || r.Messages[j].Content != first[j].Content {
+				t.Errorf("request %d rewrote message %d:\n%q\nwas\n%q", i+1, j, r.Messages[j].Content, first[j].Content)
+			}
+		}
+		if n := strings.Count(promptKey("", r.Messages), "Use tabs."); n != 1 {
+			t.Errorf("request %d carries %d reminders", i+1, n)
+		}
+	}
+}
+
+func TestRawModeReminderStaysWithItsMessage(t *testing.T) {
+	h := newHarness(t, []reply{{text: "hi"}, {text: "bye"}}, func(c *Config) {
+		c.Instructions, c.InstructionsSource = "Use tabs.", "AGENTS.md"
+	})
+	for _, m := range []string{"hello", "thanks"} {
+		if _, err := h.s.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := h.b.reqs()
+	p1 := reqs[1].Prompt
+	if strings.Count(p1, "Use tabs.") != 1 || strings.Index(p1, "Use tabs.") > strings.Index(p1, "hello") {
+		t.Errorf("the reminder must stay once, before the first message:\n%s", p1)
+	}
+}

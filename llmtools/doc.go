@@ -9,7 +9,7 @@
 // calling returns them. Streaming funcs receive only the content text, never
 // the call markup.
 //
-//	m, _ := llmtools.New(ollamaBackend, llmtools.Options{Model: "qwen2.5:7b"})
+//	m, _ := llmtools.New(ollamaBackend, llmtools.Options{Model: "qwen2.5:7b", Template: "qwen2.5"})
 //	resp, err := m.GenerateContent(ctx, msgs,
 //		llms.WithTools(tools),
 //		llms.WithStreamingFunc(func(ctx context.Context, b []byte) error { … }))
@@ -26,7 +26,10 @@
 // Malformed calls are never silently dropped: GenerationInfo["tool_call_errors"]
 // lists them and GenerationInfo["raw"] holds the text as the model wrote it.
 //
-// With Options.Constrain (or llms.WithToolChoice("required")) and a backend
-// that can constrain, the output is constrained to a JSON Schema of the
-// calls (agent.CallSchema), so calls cannot be malformed.
+// llms.WithToolChoice("required") (or a specific function) constrains the
+// output to a JSON Schema of the calls (agent.CallSchema) where the backend
+// can constrain, so calls cannot be malformed; Options.Constrain does so
+// for every request with tools (calls or a final answer); "none" leaves the
+// tools out. Temperature is passed as given (langchaingo's zero value
+// means greedy sampling, as with its own providers).
 package llmtools

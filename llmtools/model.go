@@ -45,9 +45,15 @@ type Model struct {
 	r    agent.Renderer
 	opts Options
 
-	mu  sync.Mutex
-	raw map[string]string // call ID → the exact assistant text that made it
+	mu    sync.Mutex
+	raw   map[string]string // call ID → the exact assistant text that made it
+	order []string          // call IDs, oldest first, to bound raw
 }
+
+// maxRemembered bounds the raw texts kept for re-rendering; an older turn
+// sent back is rendered from its calls instead (correct, though the
+// server may not reuse its cache for it).
+const maxRemembered = 4096
 
 var _ llms.Model = (*Model)(nil)
 
@@ -207,6 +213,11 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	for _, c := range calls {
 		id := newID()
 		m.raw[id] = resp.Text
+		m.order = append(m.order, id)
+		if len(m.order) > maxRemembered {
+			delete(m.raw, m.order[0])
+			m.order = m.order[1:]
+		}
 		choice.ToolCalls = append(choice.ToolCalls, llms.ToolCall{ID: id, Type: "function",
 			FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Arguments)}})
 	}

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func benchOurs(b *testing.B, format, in string, chunk int) {
 	}
 	reportCPU(b, cpu0, len(in))
 	b.StopTimer()
-	if calls == 0 && !strings.Contains(b.Name(), "Prose") {
+	if calls == 0 && !strings.Contains(b.Name(), "Prose") && !strings.Contains(b.Name(), "soup") {
 		b.Fatal("no calls parsed")
 	}
 }
@@ -166,6 +167,32 @@ func BenchmarkLinear(b *testing.B) {
 		large := strings.Repeat(small, 8)
 		b.Run(format+"/small", func(b *testing.B) { benchOurs(b, format, small, 4) })
 		b.Run(format+"/large8x", func(b *testing.B) { benchOurs(b, format, large, 4) })
+	}
+}
+
+// soup is adversarial input: markers, halves of markers, quotes and
+// brackets in random order, so that blocks open and never close, values
+// never end and tentative blocks are rejected all the time.
+func soup(size int) string {
+	pieces := []string{"<tool_call>", "</tool_call>", "{", "}", "[", "]", `"name": "a"`, "(", ")", "```", "\n", " ",
+		"x", "'", `"`, `\`, "<|channel|>", "to=", "<|message|>", "[TOOL_CALLS]", "<function=", "<parameter=",
+		"<invoke name=", "<parameter name=\"", "<function_calls>", ":", ",", "<get_weather>", "</get_weather>",
+		"<city>", "<|python_tag|>", "[ARGS]", "json", "tool_code", "a(", "="}
+	r := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for b.Len() < size {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+// BenchmarkLinearSoup is the linear-cost pair on adversarial input.
+func BenchmarkLinearSoup(b *testing.B) {
+	small := soup(benchSize / 8)
+	large := strings.Repeat(small, 8)
+	for _, format := range []string{"auto", "qwen3-coder", "xml", "hermes"} {
+		b.Run(format+"/soup-small", func(b *testing.B) { benchOurs(b, format, small, 4) })
+		b.Run(format+"/soup-large8x", func(b *testing.B) { benchOurs(b, format, large, 4) })
 	}
 }
 

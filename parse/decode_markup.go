@@ -114,24 +114,28 @@ func attr(s string, i int) (string, int, bool) {
 	if i >= len(s) {
 		return "", 0, false
 	}
+	// Names are short: looking only a little way keeps a block full of
+	// broken attributes linear.
+	const maxAttr = 256
+	window := func(from int) string { return s[from:min(len(s), from+maxAttr)] }
 	q := s[i]
 	var v string
 	if q == '"' || q == '\'' {
-		e := strings.IndexByte(s[i+1:], q)
+		e := strings.IndexByte(window(i+1), q)
 		if e < 0 {
 			return "", 0, false
 		}
 		v = s[i+1 : i+1+e]
 		i += e + 2
 	} else {
-		e := strings.IndexAny(s[i:], " >")
+		e := strings.IndexAny(window(i), " >")
 		if e < 0 {
 			return "", 0, false
 		}
 		v = s[i : i+e]
 		i += e
 	}
-	gt := strings.IndexByte(s[i:], '>')
+	gt := strings.IndexByte(window(i), '>')
 	if gt < 0 || strings.TrimSpace(s[i:i+gt]) != "" {
 		return "", 0, false
 	}
@@ -181,10 +185,17 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 			}
 			pname := strings.TrimSpace(body[b : b+gt])
 			b += gt + 1
-			vend := strings.Index(body[b:], "</parameter>")
+			// The value ends at </parameter>, or (lenient) at the next
+			// <parameter=; looking for the closer only up to there keeps
+			// a block full of unclosed parameters linear.
 			next := strings.Index(body[b:], "<parameter=")
+			lim := len(body)
+			if next >= 0 {
+				lim = b + next
+			}
+			vend := strings.Index(body[b:lim], "</parameter>")
 			stop := vend
-			if vend < 0 || (next >= 0 && next < vend) {
+			if vend < 0 {
 				rep |= rMissingCloseTag
 				stop = next
 				if stop < 0 {

@@ -87,23 +87,15 @@ func New(cfg Config) (*Client, error) {
 	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
 		return nil, fmt.Errorf("llamacpp: server URL %q must start with http:// or https://", cfg.BaseURL)
 	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = DefaultStallTimeout
-	}
+	cfg.StallTimeout = transport.Or(cfg.StallTimeout, DefaultStallTimeout)
 	switch {
 	case cfg.Retries == 0:
 		cfg.Retries = DefaultRetries
 	case cfg.Retries < 0:
 		cfg.Retries = 0
 	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = DefaultBackoff
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	return &Client{cfg: cfg, http: hc, info: &serverInfo{}}, nil
+	cfg.Backoff = transport.Or(cfg.Backoff, DefaultBackoff)
+	return &Client{cfg: cfg, http: transport.HTTPClient(cfg.HTTPClient), info: &serverInfo{}}, nil
 }
 
 // Capabilities: raw prompts natively, chat through /apply-template,

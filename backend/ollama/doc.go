@@ -17,7 +17,10 @@
 //   - BOS: Ollama v0.6.5 tokenizes raw prompts with add_special and
 //     parse_special, so a model whose tokenizer adds BOS gets it twice when
 //     the rendered prompt carries one too; Generate strips the rendered BOS
-//     for such models.
+//     for such models and says so in Response.Notes (as it says that a
+//     developer message went as system).
+//   - Request.Grammar: Ollama takes no GBNF grammar, so a request with one
+//     is refused with KindUnsupported (Format constrains instead).
 //   - usage: prompt_eval_count, eval_count and durations. Ollama does not
 //     report cached prompt tokens (prompt_eval_count always counts the
 //     whole prompt), so Usage.CachedKnown stays false.
@@ -25,5 +28,6 @@
 //     message, a stream cut (Ollama's client ignores a read error at the
 //     end of the body, so a stream without its done message is a cut), a
 //     stall past Config.StallTimeout, cancellation; retries with backoff
-//     only while nothing was delivered.
+//     only while nothing was delivered (the watchdog and the retry loop are
+//     backend/internal/transport's, shared with the other backends).
 package ollama

@@ -14,6 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/backendtest"
+	"github.com/toolharness/toolharness/backend/internal/stallproxy"
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/ollamatest"
 )
@@ -101,32 +103,12 @@ func TestE2EStreamingAndUsage(t *testing.T) {
 	}
 }
 
-// TestE2EStopSequence generates greedily, then again with a stop sequence
-// taken from the middle of the first output: the second output must end
-// right before it.
+// TestE2EStopSequence: see backendtest.StopSequence.
 func TestE2EStopSequence(t *testing.T) {
 	srv := tiny.Get(t)
 	b := newBackend(t, srv, Config{})
 	for _, mode := range modes {
-		t.Run(string(mode), func(t *testing.T) {
-			req := request(srv, mode)
-			req.Options.Temperature = ptr(0.0)
-			req.Options.MaxTokens = 30
-			first, err := b.Generate(ctxFor(t), req, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop := first.Text[12:15]
-			want := first.Text[:strings.Index(first.Text, stop)]
-			req.Stop = []string{stop}
-			second, err := b.Generate(ctxFor(t), req, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if second.Text != want || second.StopReason != "stop" {
-				t.Errorf("with stop %q: text %q reason %q; want %q, stop (first output %q)", stop, second.Text, second.StopReason, want, first.Text)
-			}
-		})
+		t.Run(string(mode), func(t *testing.T) { backendtest.StopSequence(t, b, request(srv, mode)) })
 	}
 }
 
@@ -174,36 +156,9 @@ func TestE2ECancelMidStream(t *testing.T) {
 	srv := tiny.Get(t)
 	b := newBackend(t, srv, Config{})
 	for _, mode := range modes {
-		t.Run(string(mode), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(ctxFor(t))
-			req := request(srv, mode)
-			req.Options.MaxTokens = 2000
-			n := 0
-			start := time.Now()
-			resp, err := b.Generate(ctx, req, func(string) error {
-				if n++; n == 3 {
-					cancel()
-				}
-				return nil
-			})
-			var e *backend.Error
-			if !errors.As(err, &e) || e.Kind != backend.KindCanceled || !e.Consumed || !errors.Is(err, context.Canceled) || !errors.Is(err, backend.ErrCanceled) {
-				t.Fatalf("err = %#v, want canceled with Consumed", err)
-			}
-			if len(resp.Text) < 3 || time.Since(start) > 5*time.Second {
-				t.Errorf("text %q after %v", resp.Text, time.Since(start))
-			}
-		})
+		t.Run(string(mode), func(t *testing.T) { backendtest.CancelMidStream(t, b, request(srv, mode)) })
 	}
-	t.Run("callback error", func(t *testing.T) {
-		stop := errors.New("enough")
-		req := request(srv, backend.ModeRaw)
-		req.Options.MaxTokens = 2000
-		resp, err := b.Generate(ctxFor(t), req, func(string) error { return stop })
-		if err != stop || len(resp.Text) == 0 {
-			t.Fatalf("err = %v, text %q; want the callback's error and the text so far", err, resp.Text)
-		}
-	})
+	t.Run("callback error", func(t *testing.T) { backendtest.CallbackError(t, b, request(srv, backend.ModeRaw)) })
 }
 
 // TestE2EServerKilled kills the server in the middle of a stream, checks the
@@ -212,41 +167,7 @@ func TestE2ECancelMidStream(t *testing.T) {
 func TestE2EServerKilled(t *testing.T) {
 	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
 	b := newBackend(t, srv, Config{Attempts: 2, Backoff: 100 * time.Millisecond})
-	req := request(srv, backend.ModeRaw)
-	req.Options.MaxTokens = 2000
-	n := 0
-	resp, err := b.Generate(ctxFor(t), req, func(string) error {
-		if n++; n == 3 {
-			if err := srv.Kill(); err != nil {
-				t.Error(err)
-			}
-		}
-		return nil
-	})
-	var e *backend.Error
-	if !errors.As(err, &e) || e.Kind != backend.KindStreamCut || !e.Consumed || backend.Retryable(err) {
-		t.Fatalf("err = %#v, want stream_cut, consumed, not retryable", err)
-	}
-	if len(resp.Text) < 3 {
-		t.Errorf("text %q, want what arrived", resp.Text)
-	}
-
-	start := time.Now()
-	_, err = b.Generate(ctxFor(t), req, nil)
-	if !errors.As(err, &e) || e.Kind != backend.KindUnreachable || e.Consumed || !errors.Is(err, backend.ErrUnreachable) {
-		t.Fatalf("err = %#v, want unreachable", err)
-	}
-	if d := time.Since(start); d < 100*time.Millisecond {
-		t.Errorf("failed after %v: the retry's backoff did not happen", d)
-	}
-
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	req.Options.MaxTokens = 5
-	if _, err := b.Generate(ctxFor(t), req, nil); err != nil {
-		t.Fatalf("after restart: %v", err)
-	}
+	backendtest.ServerKilled(t, b, srv, request(srv, backend.ModeRaw), 100*time.Millisecond)
 }
 
 func TestE2EServerErrors(t *testing.T) {
@@ -302,7 +223,7 @@ func TestE2EStall(t *testing.T) {
 			if _, err := newBackend(t, srv, Config{}).Generate(ctxFor(t), request(srv, backend.ModeRaw), nil); err != nil {
 				t.Fatal(err)
 			}
-			p := newStallProxy(t, srv.URL, tc.limit)
+			p := stallproxy.Start(t, srv.URL, tc.limit, "/api/generate", "/api/chat")
 			b, err := New(Config{Host: p.URL(), StallTimeout: 1500 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/chatwire"
 	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
 )
@@ -84,27 +85,13 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("ollama: bad host %q", cfg.Host)
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = DefaultStallTimeout
-	}
-	if cfg.Attempts <= 0 {
-		cfg.Attempts = DefaultAttempts
-	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = DefaultBackoff
-	}
-	if cfg.MinNumCtx <= 0 {
-		cfg.MinNumCtx = DefaultMinNumCtx
-	}
-	if cfg.OutputReserve <= 0 {
-		cfg.OutputReserve = DefaultOutputReserve
-	}
-	if cfg.BytesPerToken <= 0 {
-		cfg.BytesPerToken = DefaultBytesPerToken
-	}
+	cfg.HTTPClient = transport.HTTPClient(cfg.HTTPClient)
+	cfg.StallTimeout = transport.Or(cfg.StallTimeout, DefaultStallTimeout)
+	cfg.Attempts = transport.Or(cfg.Attempts, DefaultAttempts)
+	cfg.Backoff = transport.Or(cfg.Backoff, DefaultBackoff)
+	cfg.MinNumCtx = transport.Or(cfg.MinNumCtx, DefaultMinNumCtx)
+	cfg.OutputReserve = transport.Or(cfg.OutputReserve, DefaultOutputReserve)
+	cfg.BytesPerToken = transport.Or(cfg.BytesPerToken, DefaultBytesPerToken)
 	return &Backend{cfg: cfg, client: api.NewClient(u, cfg.HTTPClient), models: map[string]ModelInfo{}}, nil
 }
 
@@ -166,11 +153,8 @@ func (b *Backend) prepare(ctx context.Context, req backend.Request) (plan, error
 		}
 		size = len(p.prompt)
 	case backend.ModeChat:
-		if p.msgs, err = messages(req.Messages); err != nil {
+		if p.msgs, p.notes, err = messages(req.Messages); err != nil {
 			return p, err
-		}
-		if n := countRole(req.Messages, chat.RoleDeveloper); n > 0 {
-			p.notes = append(p.notes, fmt.Sprintf("sent %d developer message(s) with role system: Ollama templates know system only", n))
 		}
 		for _, m := range p.msgs {
 			size += len(m.Content) + perMessageOverhead
@@ -198,43 +182,21 @@ func bosNote(bos string) string {
 	return fmt.Sprintf("stripped the rendered BOS %q from the raw prompt: the model's tokenizer adds its own", bos)
 }
 
-func countRole(msgs []chat.Message, role chat.Role) int {
-	n := 0
-	for _, m := range msgs {
-		if m.Role == role {
-			n++
-		}
-	}
-	return n
-}
-
 // perMessageOverhead bounds the template's tokens around one message.
 const perMessageOverhead = 16
 
-// messages converts the conversation for /api/chat. Chat mode sends text
-// only: an assistant turn travels as the exact text the model wrote (Raw)
-// and tools are never put in the server's tools field.
-func messages(in []chat.Message) ([]api.Message, error) {
-	if len(in) == 0 {
-		return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "chat mode needs messages"}
+// messages converts the conversation for /api/chat (see chatwire: text
+// only, tools never in the tools field, developer sent as system).
+func messages(in []chat.Message) ([]api.Message, []string, error) {
+	msgs, notes, err := chatwire.Convert(name, in)
+	if err != nil {
+		return nil, nil, err
 	}
-	out := make([]api.Message, 0, len(in))
-	for i, m := range in {
-		content := m.Content
-		if m.Role == chat.RoleAssistant && m.Raw != "" {
-			content = m.Raw
-		}
-		if m.Role == chat.RoleAssistant && len(m.ToolCalls) > 0 && m.Raw == "" && m.Content == "" {
-			return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
-				Message: fmt.Sprintf("message %d: assistant tool calls without their raw text cannot be sent in chat mode", i)}
-		}
-		role := string(m.Role)
-		if m.Role == chat.RoleDeveloper {
-			role = string(chat.RoleSystem) // Ollama templates know system only
-		}
-		out = append(out, api.Message{Role: role, Content: content, ToolName: m.Name})
+	out := make([]api.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = api.Message{Role: m.Role, Content: m.Content, ToolName: m.Name}
 	}
-	return out, nil
+	return out, notes, nil
 }
 
 // options builds Ollama's options map; nil pointers stay unset.

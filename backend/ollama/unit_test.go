@@ -95,7 +95,7 @@ func TestMessages(t *testing.T) {
 			ToolCalls: []chat.ToolCall{{Name: "f"}}},
 		{Role: chat.RoleTool, Name: "f", ToolCallID: "1", Content: "42"},
 	}
-	got, err := messages(in)
+	got, _, err := messages(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +108,11 @@ func TestMessages(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
-	_, err = messages([]chat.Message{{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{Name: "f"}}}})
+	_, _, err = messages([]chat.Message{{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{Name: "f"}}}})
 	if !errors.Is(err, backend.ErrUnsupported) {
 		t.Errorf("calls without raw text: err = %v", err)
 	}
-	if _, err := messages(nil); !errors.Is(err, backend.ErrUnsupported) {
+	if _, _, err := messages(nil); !errors.Is(err, backend.ErrUnsupported) {
 		t.Errorf("no messages: err = %v", err)
 	}
 }
@@ -172,7 +172,7 @@ func TestPrepareNotes(t *testing.T) {
 		{"model without BOS", backend.Request{Model: "plain", Mode: backend.ModeRaw, Prompt: "<|begin_of_text|>hi"}, "<|begin_of_text|>hi", nil},
 		{"developer as system", backend.Request{Model: "plain", Mode: backend.ModeChat, Messages: []chat.Message{
 			{Role: chat.RoleDeveloper, Content: "rules"}, {Role: chat.RoleUser, Content: "hi"}}}, "",
-			[]string{"sent 1 developer message(s) with role system: Ollama templates know system only"}},
+			[]string{"sent 1 developer message(s) with role system: local servers' chat templates know system only"}},
 		{"chat unchanged", backend.Request{Model: "plain", Mode: backend.ModeChat, Messages: []chat.Message{
 			{Role: chat.RoleSystem, Content: "rules"}, {Role: chat.RoleUser, Content: "hi"}}}, "", nil},
 	} {

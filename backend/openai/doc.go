@@ -14,10 +14,14 @@
 // Servers differ in ways the wire does not show; Quirks says how
 // (OllamaQuirks for Ollama: /v1/completions applies the chat template, so
 // no raw mode, and ignores response_format). A Format the endpoint would
-// ignore is refused as KindUnsupported instead of running unconstrained.
+// ignore is refused as KindUnsupported instead of running unconstrained,
+// and so is a GBNF grammar (Request.Grammar): the API has no field for it.
+// Response.StopSequence is read from vLLM's stop_reason where a server
+// sends it; Response.Notes says that developer messages went as system.
 //
 // Faults are *backend.Error: unreachable, a 4xx/5xx with the server's own
 // message, a stream that ends without finish_reason or [DONE] (cut), no
 // data within Config.StallTimeout (stalled), cancellation; retries with
-// backoff only while nothing was delivered.
+// backoff only while nothing was delivered (the watchdog and the retry
+// loop are backend/internal/transport's, shared with the other backends).
 package openai

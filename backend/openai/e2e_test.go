@@ -12,6 +12,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/backendtest"
+	"github.com/toolharness/toolharness/backend/internal/stallproxy"
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/ollamatest"
 )
@@ -106,29 +108,12 @@ func TestE2EStreamingAndUsage(t *testing.T) {
 	}
 }
 
+// TestE2EStopSequence: see backendtest.StopSequence.
 func TestE2EStopSequence(t *testing.T) {
 	srv := tiny.Get(t)
 	b := newBackend(t, srv.URL, Config{})
 	for _, mode := range modes {
-		t.Run(string(mode), func(t *testing.T) {
-			req := request(srv, mode)
-			req.Options.Temperature = ptr(0.0)
-			req.Options.MaxTokens = 30
-			first, err := b.Generate(ctxFor(t), req, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop := first.Text[12:15]
-			want := first.Text[:strings.Index(first.Text, stop)]
-			req.Stop = []string{stop}
-			second, err := b.Generate(ctxFor(t), req, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if second.Text != want || second.StopReason != "stop" {
-				t.Errorf("with stop %q: text %q reason %q; want %q, stop (first output %q)", stop, second.Text, second.StopReason, want, first.Text)
-			}
-		})
+		t.Run(string(mode), func(t *testing.T) { backendtest.StopSequence(t, b, request(srv, mode)) })
 	}
 }
 
@@ -194,70 +179,16 @@ func TestE2ECancelMidStream(t *testing.T) {
 	srv := tiny.Get(t)
 	b := newBackend(t, srv.URL, Config{})
 	for _, mode := range modes {
-		t.Run(string(mode), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(ctxFor(t))
-			req := request(srv, mode)
-			req.Options.MaxTokens = 2000
-			n := 0
-			resp, err := b.Generate(ctx, req, func(string) error {
-				if n++; n == 3 {
-					cancel()
-				}
-				return nil
-			})
-			e := asError(t, err)
-			if e.Kind != backend.KindCanceled || !e.Consumed || !errors.Is(err, context.Canceled) {
-				t.Fatalf("err = %#v, want canceled with Consumed", err)
-			}
-			if len(resp.Text) < 3 {
-				t.Errorf("text %q", resp.Text)
-			}
-		})
+		t.Run(string(mode), func(t *testing.T) { backendtest.CancelMidStream(t, b, request(srv, mode)) })
 	}
-	t.Run("callback error", func(t *testing.T) {
-		stop := errors.New("enough")
-		req := request(srv, backend.ModeChat)
-		req.Options.MaxTokens = 2000
-		resp, err := b.Generate(ctxFor(t), req, func(string) error { return stop })
-		if err != stop || len(resp.Text) == 0 {
-			t.Fatalf("err = %v, text %q; want the callback's error and the text so far", err, resp.Text)
-		}
-	})
+	t.Run("callback error", func(t *testing.T) { backendtest.CallbackError(t, b, request(srv, backend.ModeChat)) })
 }
 
+// TestE2EServerKilled: see backendtest.ServerKilled.
 func TestE2EServerKilled(t *testing.T) {
 	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
 	b := newBackend(t, srv.URL, Config{Attempts: 2, Backoff: 100 * time.Millisecond})
-	req := request(srv, backend.ModeChat)
-	req.Options.MaxTokens = 2000
-	n := 0
-	resp, err := b.Generate(ctxFor(t), req, func(string) error {
-		if n++; n == 3 {
-			if err := srv.Kill(); err != nil {
-				t.Error(err)
-			}
-		}
-		return nil
-	})
-	e := asError(t, err)
-	if e.Kind != backend.KindStreamCut || !e.Consumed || backend.Retryable(err) || len(resp.Text) < 3 {
-		t.Fatalf("err = %#v, text %q; want stream_cut, consumed, not retryable", err, resp.Text)
-	}
-	start := time.Now()
-	_, err = b.Generate(ctxFor(t), req, nil)
-	if e := asError(t, err); e.Kind != backend.KindUnreachable || e.Consumed {
-		t.Fatalf("err = %#v, want unreachable", err)
-	}
-	if d := time.Since(start); d < 100*time.Millisecond {
-		t.Errorf("failed after %v: the retry's backoff did not happen", d)
-	}
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	req.Options.MaxTokens = 5
-	if _, err := b.Generate(ctxFor(t), req, nil); err != nil {
-		t.Fatalf("after restart: %v", err)
-	}
+	backendtest.ServerKilled(t, b, srv, request(srv, backend.ModeChat), 100*time.Millisecond)
 }
 
 func TestE2EServerErrors(t *testing.T) {
@@ -317,7 +248,7 @@ func TestE2EStall(t *testing.T) {
 		{"mid-stream", 1200, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newStallProxy(t, srv.URL, tc.limit)
+			p := stallproxy.Start(t, srv.URL, tc.limit, "/v1/completions", "/v1/chat/completions")
 			b := newBackend(t, p.URL(), Config{StallTimeout: 1500 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond})
 			req := request(srv, backend.ModeChat)
 			req.Options.MaxTokens = 500
@@ -338,7 +269,7 @@ func TestE2EStall(t *testing.T) {
 
 func TestE2EAPIKey(t *testing.T) {
 	srv := tiny.Get(t)
-	p := newStallProxy(t, srv.URL, -1)
+	p := stallproxy.Start(t, srv.URL, -1)
 	b := newBackend(t, p.URL(), Config{APIKey: "sk-test-123"})
 	req := request(srv, backend.ModeRaw)
 	req.Options.MaxTokens = 3

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/chatwire"
 	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
 )
@@ -83,18 +84,10 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("openai: bad base URL %q (want e.g. http://127.0.0.1:8000/v1)", cfg.BaseURL)
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = DefaultStallTimeout
-	}
-	if cfg.Attempts <= 0 {
-		cfg.Attempts = DefaultAttempts
-	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = DefaultBackoff
-	}
+	cfg.HTTPClient = transport.HTTPClient(cfg.HTTPClient)
+	cfg.StallTimeout = transport.Or(cfg.StallTimeout, DefaultStallTimeout)
+	cfg.Attempts = transport.Or(cfg.Attempts, DefaultAttempts)
+	cfg.Backoff = transport.Or(cfg.Backoff, DefaultBackoff)
 	return &Backend{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/")}, nil
 }
 
@@ -191,14 +184,10 @@ func (b *Backend) body(req backend.Request) (path string, data []byte, notes []s
 		}
 		path, w.Prompt, noSchema = "/completions", &req.Prompt, b.cfg.Quirks.NoSchemaCompletions
 	case backend.ModeChat:
-		msgs, err := messages(req.Messages)
-		if err != nil {
+		if w.Messages, notes, err = messages(req.Messages); err != nil {
 			return "", nil, nil, err
 		}
-		path, w.Messages, noSchema = "/chat/completions", msgs, b.cfg.Quirks.NoSchemaChat
-		if n := countRole(req.Messages, chat.RoleDeveloper); n > 0 {
-			notes = append(notes, fmt.Sprintf("sent %d developer message(s) with role system: most local servers know system only", n))
-		}
+		path, noSchema = "/chat/completions", b.cfg.Quirks.NoSchemaChat
 	default:
 		return "", nil, nil, unsupported(fmt.Sprintf("mode %q", req.Mode))
 	}
@@ -214,37 +203,16 @@ func (b *Backend) body(req backend.Request) (path string, data []byte, notes []s
 	return path, data, notes, nil
 }
 
-func countRole(msgs []chat.Message, role chat.Role) int {
-	n := 0
-	for _, m := range msgs {
-		if m.Role == role {
-			n++
-		}
+// messages converts the conversation (see chatwire: text only, tools
+// never in the tools field, developer sent as system).
+func messages(in []chat.Message) ([]wireMessage, []string, error) {
+	msgs, notes, err := chatwire.Convert(name, in)
+	if err != nil {
+		return nil, nil, err
 	}
-	return n
-}
-
-// messages converts the conversation: text only, an assistant turn as the
-// exact text the model wrote (Raw); tools never go in the tools field.
-func messages(in []chat.Message) ([]wireMessage, error) {
-	if len(in) == 0 {
-		return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "chat mode needs messages"}
+	out := make([]wireMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = wireMessage(m)
 	}
-	out := make([]wireMessage, 0, len(in))
-	for i, m := range in {
-		content := m.Content
-		if m.Role == chat.RoleAssistant && m.Raw != "" {
-			content = m.Raw
-		}
-		if m.Role == chat.RoleAssistant && len(m.ToolCalls) > 0 && m.Raw == "" && m.Content == "" {
-			return nil, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
-				Message: fmt.Sprintf("message %d: assistant tool calls without their raw text cannot be sent in chat mode", i)}
-		}
-		role := string(m.Role)
-		if m.Role == chat.RoleDeveloper {
-			role = string(chat.RoleSystem) // most local servers know system only
-		}
-		out = append(out, wireMessage{Role: role, Content: content, Name: m.Name, ToolCallID: m.ToolCallID})
-	}
-	return out, nil
+	return out, notes, nil
 }

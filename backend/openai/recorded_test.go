@@ -124,7 +124,7 @@ func TestStopSequenceAndNotes(t *testing.T) {
 	resp.Usage.TimeToFirstChunk, resp.Usage.Total = 0, 0
 	want := backend.Response{Text: `<tool_call>{"name": "f"}`, StopReason: "stop", StopSequence: "</tool_call>",
 		Usage: backend.Usage{PromptTokens: 21, GeneratedTokens: 6},
-		Notes: []string{"sent 1 developer message(s) with role system: most local servers know system only"}}
+		Notes: []string{"sent 1 developer message(s) with role system: local servers' chat templates know system only"}}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

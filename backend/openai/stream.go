@@ -24,9 +24,8 @@ type chunk struct {
 			Content string `json:"content"`
 		} `json:"delta"` // /chat/completions
 		FinishReason *string `json:"finish_reason"`
-		// StopReason is vLLM's (and SGLang's matched_stop is not read): the
-		// stop string that ended the choice, a token id for a stop token,
-		// null otherwise.
+		// StopReason is vLLM's: the stop string that ended the choice, a
+		// token id for a stop token, null otherwise.
 		StopReason json.RawMessage `json:"stop_reason"`
 	} `json:"choices"`
 	Usage *struct {

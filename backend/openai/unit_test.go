@@ -57,7 +57,7 @@ func TestRequestBodies(t *testing.T) {
 				{Role: chat.RoleUser, Content: "Weather?"},
 				{Role: chat.RoleAssistant, Raw: `<tool_call>{"name":"f"}</tool_call>`, ToolCalls: []chat.ToolCall{{Name: "f"}}},
 				{Role: chat.RoleTool, ToolCallID: "c1", Name: "f", Content: "18°C"},
-			}}, "/chat/completions", []string{"sent 1 developer message(s) with role system: most local servers know system only"}},
+			}}, "/chat/completions", []string{"sent 1 developer message(s) with role system: local servers' chat templates know system only"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, body, notes, err := b.body(tc.req)

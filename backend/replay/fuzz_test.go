@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzNewReplayer reads arbitrary recordings, seeded with the golden
-// session: reading and replaying must never panic, and a call either
+// session (and its version-1 form): reading and replaying must never panic, and a call either
 // replays or fails with an error.
 func FuzzNewReplayer(f *testing.F) {
 	b, err := os.ReadFile("testdata/session.golden.jsonl")
@@ -18,6 +18,11 @@ func FuzzNewReplayer(f *testing.F) {
 		f.Fatalf("seed: %v (the golden recording lives in backend/replay/testdata)", err)
 	}
 	f.Add(b)
+	v1, err := os.ReadFile("testdata/session.v1.jsonl")
+	if err != nil {
+		f.Fatalf("seed: %v (the version-1 recording lives in backend/replay/testdata)", err)
+	}
+	f.Add(v1)
 	lines := bytes.SplitAfter(b, []byte("\n"))
 	for i := 1; i < len(lines); i++ {
 		f.Add(append(append([]byte{}, lines[0]...), lines[i]...))

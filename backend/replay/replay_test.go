@@ -170,13 +170,43 @@ func liveBackend(t *testing.T) backend.Backend {
 	return c
 }
 
-func TestReplayByteForByte(t *testing.T) {
+// roundTrip records session run against live, replays the recording
+// through a second recorder and checks that the replay observed the same
+// as live, that the two recordings are the same bytes and that the whole
+// recording was replayed. It returns what live observed and the recording.
+func roundTrip[T any](t *testing.T, live backend.Backend, session func(backend.Backend) T) (T, []byte) {
+	t.Helper()
 	var recA bytes.Buffer
-	rec, err := NewRecorder(liveBackend(t), &recA)
+	rec, err := NewRecorder(live, &recA)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := session(t, rec)
+	observed := session(rec)
+	p, err := NewReplayer(bytes.NewReader(recA.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Record the replay too: the two recordings must be the same bytes.
+	var recB bytes.Buffer
+	rec2, err := NewRecorder(p, &recB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := session(rec2)
+	if diff := cmp.Diff(observed, replayed); diff != "" {
+		t.Errorf("replay observed something else (-live +replay):\n%s", diff)
+	}
+	if !bytes.Equal(recA.Bytes(), recB.Bytes()) {
+		t.Errorf("recording of the replay differs from the original:\n%s", cmp.Diff(recA.String(), recB.String()))
+	}
+	if err := p.Done(); err != nil {
+		t.Error(err)
+	}
+	return observed, recA.Bytes()
+}
+
+func TestReplayByteForByte(t *testing.T) {
+	live, recording := roundTrip(t, liveBackend(t), func(b backend.Backend) []result { return session(t, b) })
 
 	// The session must have met every kind of outcome it is meant to.
 	if live[2].ErrText != "" || live[2].Response.Usage.CachedTokens != 235 || len(live[2].Chunks) != 21 {
@@ -191,32 +221,11 @@ func TestReplayByteForByte(t *testing.T) {
 	if live[5].ErrText != errEnough.Error() || len(live[5].Chunks) != 2 {
 		t.Fatalf("callback-stopped call: %+v", live[5])
 	}
-
-	p, err := NewReplayer(bytes.NewReader(recA.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Record the replay too: the two recordings must be the same bytes.
-	var recB bytes.Buffer
-	rec2, err := NewRecorder(p, &recB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replayed := session(t, rec2)
-	if diff := cmp.Diff(live, replayed); diff != "" {
-		t.Errorf("replay observed something else (-live +replay):\n%s", diff)
-	}
-	if !bytes.Equal(recA.Bytes(), recB.Bytes()) {
-		t.Errorf("recording of the replay differs from the original:\n%s", cmp.Diff(recA.String(), recB.String()))
-	}
-	if err := p.Done(); err != nil {
-		t.Error(err)
-	}
-	if got := strings.Count(recA.String(), "\n"); got != 9 {
+	if got := strings.Count(string(recording), "\n"); got != 9 {
 		t.Errorf("%d lines recorded, want header + 8 exchanges", got)
 	}
 	// The file format, with the times the client measured zeroed.
-	golden(t, "session.golden.jsonl", clientTimes.ReplaceAll(recA.Bytes(), []byte(`"$1":0`)))
+	golden(t, "session.golden.jsonl", clientTimes.ReplaceAll(recording, []byte(`"$1":0`)))
 }
 
 var clientTimes = regexp.MustCompile(`"(time_to_first_chunk_ns|total_ns)":\d+`)

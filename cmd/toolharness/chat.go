@@ -26,8 +26,9 @@ message was handled without a harness error.
 
 Examples:
    toolharness chat --model qwen2.5:7b --tools builtin:fs
-   printf 'list the files\nread go.mod\n' | toolharness chat --model qwen2.5:7b --tools builtin:fs --trace chat.jsonl`,
-		Flags: agentFlags(),
+   printf 'list the files\nread go.mod\n' | toolharness chat --model qwen2.5:7b --tools builtin:fs --trace chat.jsonl
+   printf 'list the files\n' | toolharness chat --model qwen2.5:7b --tools builtin:fs --json`,
+		Flags: append(agentFlags(), &cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, stop, calls, retries, error"}),
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -66,6 +67,15 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 		}
 		ex, err := s.Send(ctx, msg)
 		con.endExchange()
+		if c.Bool("json") {
+			rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Calls: ex.Calls, Retries: ex.Retries}
+			if err != nil {
+				rec.Error = err.Error()
+			}
+			if werr := writeJSONLine(stdout, rec); werr != nil {
+				return cli.Exit("chat: "+werr.Error(), exitHarnessError)
+			}
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, agent.ErrLimit):
@@ -77,14 +87,26 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 				return cli.Exit("chat: interrupted", exitHarnessError)
 			}
 		}
-		if !live && ex != nil {
-			fmt.Fprintln(stdout, ex.Answer)
-		} else if live {
+		switch {
+		case c.Bool("json"):
+		case live:
 			fmt.Fprintln(stdout)
+		default:
+			fmt.Fprintln(stdout, ex.Answer)
 		}
 	}
 	if failed > 0 {
 		return cli.Exit(fmt.Sprintf("chat: %d message(s) failed with a harness error", failed), exitHarnessError)
 	}
 	return nil
+}
+
+// chatRecord is one line of chat --json.
+type chatRecord struct {
+	Message string `json:"message"`
+	Stop    string `json:"stop"`
+	Answer  string `json:"answer"`
+	Calls   int    `json:"calls"`
+	Retries int    `json:"retries"`
+	Error   string `json:"error,omitempty"`
 }

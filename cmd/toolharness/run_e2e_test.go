@@ -188,8 +188,16 @@ func TestE2EChatScripted(t *testing.T) {
 
 	// A harness error (a model the server does not have) fails every
 	// message, the session still reads them all, and the exit status says so.
-	code, _, stderr = runAgentCLI("one\ntwo\n", "--host", srv.URL, "chat", "--model", "no-such-model", "--template", "chatml", "--max-tokens", "8")
+	code, stdout, stderr := runAgentCLI("one\ntwo\n", "--host", srv.URL, "chat", "--json", "--model", "no-such-model", "--template", "chatml", "--max-tokens", "8")
 	if code != exitHarnessError || strings.Count(stderr, "toolharness: message ") != 2 {
 		t.Errorf("exit %d; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("--json printed %q", stdout)
+	}
+	var rec chatRecord
+	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil || rec.Message != "two" || rec.Stop != "error" || !strings.Contains(rec.Error, "no-such-model") {
+		t.Errorf("record %+v (%v)", rec, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"syscall"
 	"time"
 
@@ -160,4 +161,22 @@ func ReadErrorBody(w *Watchdog, body io.Reader) ([]byte, error) {
 		body = w.Reader(body)
 	}
 	return io.ReadAll(io.LimitReader(body, MaxErrorBody))
+}
+
+// Or returns v, or def when v is zero or less: the rule for the zero
+// fields of every backend's Config.
+func Or[T ~int | ~int64 | ~float64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// HTTPClient returns c, or when c is nil a client without an overall
+// timeout: streams are long, and a Watchdog bounds silence instead.
+func HTTPClient(c *http.Client) *http.Client {
+	if c == nil {
+		return &http.Client{}
+	}
+	return c
 }

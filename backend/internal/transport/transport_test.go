@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -239,5 +240,27 @@ func TestReadErrorBody(t *testing.T) {
 	}
 	if _, err := ReadErrorBody(w, iotest.ErrReader(io.ErrUnexpectedEOF)); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("read error lost: %v", err)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	if got := Or(0, 3); got != 3 {
+		t.Errorf("Or(0, 3) = %d", got)
+	}
+	if got := Or(-1, 3); got != 3 {
+		t.Errorf("Or(-1, 3) = %d", got)
+	}
+	if got := Or(2*time.Second, time.Minute); got != 2*time.Second {
+		t.Errorf("Or(2s, 1m) = %v", got)
+	}
+	if got := Or(0.0, 2.0); got != 2.0 {
+		t.Errorf("Or(0.0, 2.0) = %v", got)
+	}
+	own := &http.Client{Timeout: time.Second}
+	if HTTPClient(own) != own {
+		t.Error("HTTPClient replaced the caller's client")
+	}
+	if c := HTTPClient(nil); c == nil || c.Timeout != 0 {
+		t.Errorf("HTTPClient(nil) = %+v; want a client without a timeout", c)
 	}
 }

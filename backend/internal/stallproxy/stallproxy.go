@@ -1,36 +1,41 @@
-package openai
+package stallproxy
 
 import (
 	"bufio"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// stallProxy forwards HTTP/1.1 connections to a server, but passes only
-// the first limit bytes of each response to /v1/completions and /v1/chat/completions,
-// then holds the connection open without sending more: a stalled stream.
-// A negative limit passes everything (to observe requests).
-type stallProxy struct {
+// Proxy forwards HTTP/1.1 connections to a server, one request per
+// connection (it closes the connection after the answer, which clients
+// handle by dialling again).
+type Proxy struct {
 	l      net.Listener
 	target string
 	limit  int
+	paths  []string
 
 	mu    sync.Mutex
 	reqs  map[string]int
 	auths []string // Authorization headers seen
 }
 
-func newStallProxy(t *testing.T, targetURL string, limit int) *stallProxy {
+// Start proxies to targetURL (http://host:port) until the test ends. The
+// answers to requests for paths are cut after limit bytes and then
+// stalled; a negative limit passes everything (to observe requests).
+// Answers to other paths pass whole.
+func Start(t testing.TB, targetURL string, limit int, paths ...string) *Proxy {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &stallProxy{l: l, target: strings.TrimPrefix(targetURL, "http://"), limit: limit, reqs: map[string]int{}}
+	p := &Proxy{l: l, target: strings.TrimPrefix(targetURL, "http://"), limit: limit, paths: paths, reqs: map[string]int{}}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	go func() {
@@ -47,25 +52,24 @@ func newStallProxy(t *testing.T, targetURL string, limit int) *stallProxy {
 	return p
 }
 
-func (p *stallProxy) URL() string { return "http://" + p.l.Addr().String() }
+// URL is the proxy's base URL.
+func (p *Proxy) URL() string { return "http://" + p.l.Addr().String() }
 
 // Requests counts the requests seen for path.
-func (p *stallProxy) Requests(path string) int {
+func (p *Proxy) Requests(path string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.reqs[path]
 }
 
-// Auths are the Authorization headers of the requests seen.
-func (p *stallProxy) Auths() []string {
+// Auths are the Authorization headers of the requests seen, in order.
+func (p *Proxy) Auths() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.auths...)
 }
 
-// serve handles one request per connection (it closes the connection
-// after the response, which the client handles by dialling again).
-func (p *stallProxy) serve(c net.Conn, done chan struct{}) {
+func (p *Proxy) serve(c net.Conn, done chan struct{}) {
 	defer c.Close()
 	req, err := http.ReadRequest(bufio.NewReader(c))
 	if err != nil {
@@ -84,7 +88,7 @@ func (p *stallProxy) serve(c net.Conn, done chan struct{}) {
 	if err := req.Write(up); err != nil {
 		return
 	}
-	if p.limit < 0 || (req.URL.Path != "/v1/completions" && req.URL.Path != "/v1/chat/completions") {
+	if p.limit < 0 || !slices.Contains(p.paths, req.URL.Path) {
 		io.Copy(c, up)
 		return
 	}
