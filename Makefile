@@ -1,4 +1,6 @@
 # toolharness — see README.md.
+SHELL      := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 GO        ?= go
 FUZZTIME  ?= 20s
 TEST_FLAGS ?= -race -timeout 40m -count=1

@@ -6,7 +6,10 @@ set -uo pipefail
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 tee "$log" | grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|PASS|FAIL|ok |panic:|\s+\S+_test\.go:[0-9]+:)' | grep -v '^=== RUN'
-status=${PIPESTATUS[0]}
+status=0
+if grep -qE -- '^(--- FAIL|FAIL|panic:)' "$log"; then
+	status=1
+fi
 if grep -q -- '--- SKIP: TestE2E' "$log"; then
 	echo "e2e: a TestE2E test was skipped; end-to-end tests must run (see the SKIP lines above)" >&2
 	exit 1
@@ -16,5 +19,6 @@ if ! grep -q -- '--- PASS: TestE2E' "$log"; then
 	exit 1
 fi
 passed=$(grep -c -- '--- PASS: TestE2E' "$log")
-echo "e2e: $passed end-to-end tests passed"
+failed=$(grep -c -- '--- FAIL: TestE2E' "$log")
+echo "e2e: $passed passed, $failed failed"
 exit "$status"
