@@ -26,7 +26,7 @@ func TestLocalTools(t *testing.T) {
 			return a["text"].(string), nil
 		},
 	}
-	reg, counts := newCountingRegistry("hermes")
+	reg, counts := newCountingRegistry()
 	tb := addLocal(RegistryTools(reg), []LocalTool{echo})
 	if names := toolNames(tb.Core()); names != "read_file,write_file,echo" {
 		t.Errorf("core %s", names)
@@ -67,7 +67,7 @@ func TestLocalTools(t *testing.T) {
 }
 
 func TestSubset(t *testing.T) {
-	reg, counts := newCountingRegistry("hermes")
+	reg, counts := newCountingRegistry()
 	sub := Subset(RegistryTools(reg), func(n string) bool { return n == "read_file" })
 	if names := toolNames(sub.Core()); names != "read_file" {
 		t.Errorf("core %s", names)

@@ -19,6 +19,7 @@ type reply struct {
 	// cutAfter delivers this many bytes of text, then fails with a
 	// stream cut (Consumed).
 	cutAfter int
+	notes    []string
 }
 
 // scriptBackend is a backend.Backend that answers from a script, in
@@ -66,6 +67,7 @@ func (b *scriptBackend) Generate(ctx context.Context, req backend.Request, onChu
 		return resp, &backend.Error{Kind: backend.KindStreamCut, Backend: "script", Consumed: true, Message: "connection reset"}
 	}
 	resp.StopReason = "stop"
+	resp.Notes = r.notes
 	resp.Usage = backend.Usage{PromptTokens: len(req.Prompt), GeneratedTokens: len(text)}
 	return resp, nil
 }
@@ -89,7 +91,7 @@ func (c *counting) n(path string) int {
 	return c.runs[path]
 }
 
-func newCountingRegistry(format string) (*registry.Registry, *counting) {
+func newCountingRegistry() (*registry.Registry, *counting) {
 	c := &counting{runs: map[string]int{}}
 	r := registry.New(registry.Options{Approver: registry.ApproveAll{}})
 	for _, name := range []string{"read_file", "write_file"} {

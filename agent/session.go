@@ -140,6 +140,7 @@ type Session struct {
 	ids        *idSet
 	prevPrompt string // the last prompt plus the model's raw output
 	prevTokens int    // the server's prompt token count of the last request
+	notesSeen  map[string]bool
 	remSent    map[string]string
 	depth      int
 	retry      *registry.RetryTracker
@@ -182,7 +183,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Session{cfg: cfg, now: now, retry: policy.NewTracker(), ids: &idSet{used: map[string]bool{}}, remSent: map[string]string{}}
+	s := &Session{cfg: cfg, now: now, retry: policy.NewTracker(), ids: &idSet{used: map[string]bool{}}, remSent: map[string]string{}, notesSeen: map[string]bool{}}
 	if tw, ok := cfg.Trace.(*traceWriter); ok {
 		s.trace = tw
 	} else if cfg.Trace != nil {
@@ -197,7 +198,8 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s.tools = addLocal(cfg.Tools, local)
 	if s.tools == nil {
-		s.tools = addLocal(nil, nil)
+		// No tools at all: a toolbox that knows none.
+		s.tools = &withLocal{local: map[string]LocalTool{}, ran: map[string]Outcome{}}
 	}
 	text := cfg.SystemText
 	if text == "" {
@@ -228,9 +230,6 @@ func (s *Session) System() System { return s.sys }
 
 // History returns the messages so far.
 func (s *Session) History() []Msg { return append([]Msg(nil), s.hist...) }
-
-// addLocal with a nil inner and no tools still gives a usable toolbox.
-var _ Toolbox = (*withLocal)(nil)
 
 // reminders returns the reminders the next user message carries: each kind
 // is sent when it first appears and again only when its text changes.
@@ -307,7 +306,7 @@ func (s *Session) loop(ctx context.Context) (*Exchange, error) {
 			return ex, &LimitError{Stop: StopMaxTurns, Detail: fmt.Sprintf("the model did not answer within %d generations", s.cfg.MaxTurns)}
 		}
 		mustCall := s.cfg.RequireCall && turn == 1
-		st, err := s.generate(ctx, ex, turn, mustCall)
+		st, err := s.generate(ctx, turn, mustCall)
 		ex.Steps = append(ex.Steps, st)
 		ex.Calls += len(st.Calls)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/registry"
 )
 
 var testEnv = Env{Name: "toolharness", Date: "2026-11-29", OS: "linux/amd64", Shell: "bash", Model: "m", Workspace: "/ws"}
@@ -31,7 +32,7 @@ func newHarness(t *testing.T, replies []reply, mod func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, runs := newCountingRegistry("hermes")
+	reg, runs := newCountingRegistry()
 	h := &harness{b: &scriptBackend{replies: replies}, runs: runs, trace: &bytes.Buffer{}}
 	cfg := Config{
 		Backend: h.b, Model: "m", Mode: backend.ModeRaw, Renderer: r, Tools: RegistryTools(reg),
@@ -369,7 +370,7 @@ func TestConstrainedNeedsBackendSupport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := newCountingRegistry("hermes")
+	reg, _ := newCountingRegistry()
 	_, err = New(context.Background(), Config{Backend: &scriptBackend{}, Renderer: r, Tools: RegistryTools(reg), Constrained: true, Env: testEnv})
 	if !errors.Is(err, backend.ErrUnsupported) {
 		t.Errorf("err %v", err)
@@ -429,5 +430,68 @@ func TestRawModeReminderStaysWithItsMessage(t *testing.T) {
 	p1 := reqs[1].Prompt
 	if strings.Count(p1, "Use tabs.") != 1 || strings.Index(p1, "Use tabs.") > strings.Index(p1, "hello") {
 		t.Errorf("the reminder must stay once, before the first message:\n%s", p1)
+	}
+}
+
+func TestNoTools(t *testing.T) {
+	h := newHarness(t, []reply{{text: hermesCall("read_file", `{"path": "a"}`)}, {text: "fine"}}, func(c *Config) { c.Tools = nil })
+	ex, err := h.s.Send(context.Background(), "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call names no tool of this session: refused, and the model retries.
+	if ex.Answer != "fine" || ex.Retries != 1 || ex.Steps[0].Mistakes[0].Kind != "unknown_tool" || h.runs.n("a") != 0 {
+		t.Errorf("%+v", ex)
+	}
+	if strings.Contains(h.b.reqs()[0].Prompt, "<tools>") {
+		t.Error("a catalog without tools")
+	}
+}
+
+func TestDeferredToolCalledDirectly(t *testing.T) {
+	var ran int
+	h := newHarness(t, []reply{{text: hermesCall("secret", `{"path": "s"}`)}, {text: "done"}}, func(c *Config) {
+		reg, _ := newCountingRegistry()
+		err := reg.Register(registry.Spec{Deferred: true,
+			Tool:    chat.Tool{Name: "secret", Description: "A deferred tool.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+			Handler: func(context.Context, json.RawMessage) (string, error) { ran++; return "found", nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tools = RegistryTools(reg)
+	})
+	ex, err := h.s.Send(context.Background(), "use the secret tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran != 1 || ex.Retries != 0 || ex.Answer != "done" {
+		t.Errorf("ran %d, %+v", ran, ex)
+	}
+	p := h.b.reqs()[0].Prompt
+	sys := p[:strings.Index(p, "<|im_start|>user")]
+	if strings.Contains(sys, `"name": "secret"`) || !strings.Contains(sys, "tool_search") || !strings.Contains(p[len(sys):], "secret") {
+		t.Errorf("the deferred tool must be named in a reminder, not in the system block:\n%s", p)
+	}
+}
+
+func TestBackendNotesAreReported(t *testing.T) {
+	note := "ollama: stripped the rendered BOS: the server adds its own"
+	h := newHarness(t, []reply{{text: "a", notes: []string{note}}, {text: "b", notes: []string{note}}}, nil)
+	for _, m := range []string{"x", "y"} {
+		if _, err := h.s.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(h.notes) != 1 || h.notes[0] != note {
+		t.Errorf("notices %q: the note must be said once", h.notes)
+	}
+	steps := 0
+	for _, l := range h.traceLines(t) {
+		if l["type"] == "step" && l["notes"] != nil {
+			steps++
+		}
+	}
+	if steps != 2 {
+		t.Errorf("%d trace steps carry the note, want 2", steps)
 	}
 }

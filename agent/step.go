@@ -43,6 +43,11 @@ type Step struct {
 	// cut the prompt (a context window too small) and its KV cache cannot
 	// cover the transcript.
 	Shrunk *Shrink `json:"prompt_shrunk,omitempty"`
+	// Notes are what the backend changed in the request (a BOS stripped,
+	// …), and StopSequence the stop sequence that ended generation where
+	// the server says which.
+	Notes        []string `json:"notes,omitempty"`
+	StopSequence string   `json:"stop_sequence,omitempty"`
 }
 
 // Shrink is a prompt the server counted shorter than the previous one.
@@ -104,8 +109,9 @@ func (s *Session) render(mustCall bool) (req backend.Request, key string, parser
 	return req, req.Prompt, parser, nil
 }
 
-// allTools are the tools the parser may see calls to: the core catalog
-// (deferred tools are still valid calls; the registry decides).
+// allTools are the tools the parser decodes values by: the core catalog.
+// Calls to other names are not lost: the registry decides on them
+// (deferred tools are valid calls).
 func (s *Session) allTools() []chat.Tool { return s.sys.Tools }
 
 // running collects the outcomes of calls started while the model streams.
@@ -115,7 +121,7 @@ type running struct {
 	outcomes []*Outcome
 }
 
-func (s *Session) generate(ctx context.Context, ex *Exchange, turn int, mustCall bool) (Step, error) {
+func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, error) {
 	s.step++
 	st := Step{Exchange: s.exchange, Step: s.step, Turn: turn, Time: s.now(), Mode: s.cfg.Mode,
 		Format: s.cfg.Renderer.Format(), Constrained: s.cfg.Constrained}
@@ -162,7 +168,9 @@ func (s *Session) generate(ctx context.Context, ex *Exchange, turn int, mustCall
 				hooks.call(call)
 				o := &Outcome{Call: call}
 				run.outcomes = append(run.outcomes, o)
-				if ev.Err != nil {
+				// A name the parser's catalog lacks may still be a deferred
+				// tool: the registry decides (and suggests names if not).
+				if ev.Err != nil && ev.Err.Kind != "unknown_tool" {
 					// Recognised but malformed: the parse error is the result.
 					o.Mistake = ev.Err.Kind
 					o.Result = s.cfg.Renderer.ErrorResult(call, ev.Err.Message)
@@ -218,6 +226,14 @@ func (s *Session) generate(ctx context.Context, ex *Exchange, turn int, mustCall
 	run.wg.Wait()
 	st.Duration = time.Since(start)
 	st.Usage, st.StopReason = resp.Usage, resp.StopReason
+	st.Notes, st.StopSequence = resp.Notes, resp.StopSequence
+	for _, n := range resp.Notes {
+		// Said once per session; the trace has them on every step.
+		if !s.notesSeen[n] {
+			s.notesSeen[n] = true
+			s.notice("%s", n)
+		}
+	}
 	if n := resp.Usage.PromptTokens; n > 0 {
 		if s.prevTokens > 0 && n < s.prevTokens {
 			st.Shrunk = &Shrink{Previous: s.prevTokens, Now: n}

@@ -115,15 +115,7 @@ func TestE2EBenchRun(t *testing.T) {
 				t.Fatalf("record %d changed by the resume", i)
 			}
 		}
-		finals := keysOf(t, after)
-		if len(finals) != total {
-			t.Errorf("%d cases in results, want %d", len(finals), total)
-		}
-		for k, n := range finals {
-			if n != 1 {
-				t.Errorf("%v recorded %d times", k, n)
-			}
-		}
+		checkOncePerCase(t, after, total)
 		endpoints := map[string]int{}
 		for _, r := range after {
 			if r.Final {

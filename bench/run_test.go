@@ -190,15 +190,7 @@ func TestRunCancelAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	finals := keysOf(t, recs)
-	if len(finals) != total {
-		t.Errorf("%d distinct cases in results, want %d", len(finals), total)
-	}
-	for k, n := range finals {
-		if n != 1 {
-			t.Errorf("%v recorded %d times", k, n)
-		}
-	}
+	finals := checkOncePerCase(t, recs, total)
 	// Every attempt record belongs to a final case: nothing half-written.
 	perKey := map[Key]int{}
 	for _, r := range recs {
@@ -222,4 +214,20 @@ func TestParseCells(t *testing.T) {
 	if _, err := ParseCells(nil, []string{"x"}, []string{"raw"}); err == nil {
 		t.Error("no model accepted")
 	}
+}
+
+// checkOncePerCase asserts that recs hold total distinct cases, each with
+// exactly one final record, and returns the final records per case.
+func checkOncePerCase(t *testing.T, recs []Record, total int) map[Key]int {
+	t.Helper()
+	finals := keysOf(t, recs)
+	if len(finals) != total {
+		t.Errorf("%d distinct cases in results, want %d", len(finals), total)
+	}
+	for k, n := range finals {
+		if n != 1 {
+			t.Errorf("%v recorded %d times", k, n)
+		}
+	}
+	return finals
 }

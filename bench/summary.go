@@ -1,7 +1,9 @@
 package bench
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 
 	"github.com/toolharness/toolharness/bench/stats"
 )
@@ -99,15 +101,8 @@ func Summarize(recs []Record) Summary {
 		}
 		byKey[k] = append(byKey[k], r)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.model != b.model {
-			return a.model < b.model
-		}
-		if a.mode != b.mode {
-			return a.mode < b.mode
-		}
-		return a.format < b.format
+	slices.SortFunc(keys, func(a, b groupKey) int {
+		return cmp.Or(strings.Compare(a.model, b.model), strings.Compare(a.mode, b.mode), strings.Compare(a.format, b.format))
 	})
 	var s Summary
 	for _, k := range keys {

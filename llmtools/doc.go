@@ -16,8 +16,8 @@
 //	for _, tc := range resp.Choices[0].ToolCalls { … tc.FunctionCall.Name, .Arguments … }
 //
 // Any backend.Backend generates (Ollama, llama.cpp, OpenAI-compatible); to
-// add tool calling to another llms.Model, wrap it with backend/langchain
-// first. The layers stay clean: backends know nothing of templates or
+// add tool calling to another llms.Model (langchaingo's own Ollama
+// provider, say), use Wrap, which generates through backend/langchain. The layers stay clean: backends know nothing of templates or
 // parsers; this package sits above backend, render and parse.
 //
 // The exact raw text of each answer is remembered by call ID, so when the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/langchain"
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -339,4 +340,18 @@ func (m *Model) convert(msgs []llms.MessageContent) (agent.System, []agent.Msg, 
 		}
 	}
 	return sys, hist, nil
+}
+
+// Wrap gives another llms.Model (langchaingo's Ollama provider, say)
+// prompted tool calling: it generates through backend/langchain in chat
+// mode, since langchaingo has no raw completion.
+func Wrap(m llms.Model, opts Options) (*Model, error) {
+	b, err := langchain.New(m, langchain.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("llmtools: %w", err)
+	}
+	if opts.Mode == "" {
+		opts.Mode = backend.ModeChat
+	}
+	return New(b, opts)
 }

@@ -156,3 +156,47 @@ func TestBadInput(t *testing.T) {
 		t.Error("nil backend: no error")
 	}
 }
+
+// plainModel is an llms.Model without tool calling: it answers with fixed
+// text and ignores llms.WithTools, as langchaingo's Ollama provider does.
+type plainModel struct {
+	text string
+	seen []llms.MessageContent
+}
+
+func (p *plainModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	p.seen = msgs
+	var co llms.CallOptions
+	for _, o := range options {
+		o(&co)
+	}
+	if co.StreamingFunc != nil {
+		if err := co.StreamingFunc(ctx, []byte(p.text)); err != nil {
+			return nil, err
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: p.text, StopReason: "stop"}}}, nil
+}
+
+func (p *plainModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, p, prompt, options...)
+}
+
+func TestWrapGivesToolCalls(t *testing.T) {
+	inner := &plainModel{text: "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}\n</tool_call>"}
+	m, err := Wrap(inner, Options{Template: "qwen2.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Lyon?")}, llms.WithTools([]llms.Tool{weather}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := resp.Choices[0].ToolCalls; len(tc) != 1 || tc[0].FunctionCall.Name != "get_weather" || !strings.Contains(tc[0].FunctionCall.Arguments, "Lyon") {
+		t.Fatalf("tool calls %+v", tc)
+	}
+	// The catalog reached the wrapped model as text in its system message.
+	if len(inner.seen) == 0 || inner.seen[0].Role != llms.ChatMessageTypeSystem || !strings.Contains(inner.seen[0].Parts[0].(llms.TextContent).Text, "get_weather") {
+		t.Errorf("the wrapped model saw %+v", inner.seen)
+	}
+}

@@ -47,14 +47,7 @@ func (p *Parser) decodeXML(s string, base int) ([]dcall, *Error) {
 			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: `write <invoke name="TOOL">`}
 		}
 		a := argBuilder{p: p, tool: name}
-		var rep repairs
-		end := strings.Index(s[j:], "</invoke>")
-		body := s[j:]
-		if end >= 0 {
-			body = s[j : j+end]
-		} else {
-			rep |= rMissingCloseTag
-		}
+		body, end, rep := untilClose(s[j:], "</invoke>")
 		b := 0
 		for {
 			t := strings.Index(body[b:], "<")
@@ -158,14 +151,7 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 		}
 		a := argBuilder{p: p, tool: strings.TrimSpace(s[i : i+gt])}
 		i += gt + 1
-		var rep repairs
-		end := strings.Index(s[i:], "</function>")
-		body := s[i:]
-		if end >= 0 {
-			body = s[i : i+end]
-		} else {
-			rep |= rMissingCloseTag
-		}
+		body, end, rep := untilClose(s[i:], "</function>")
 		b := 0
 		for {
 			t := strings.Index(body[b:], "<parameter=")
@@ -379,4 +365,13 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 	}
 	c.args = encode(&obj)
 	return c, nil
+}
+
+// untilClose is the element body before closer and closer's index;
+// without closer, the rest of s, -1 and the missing_close_tag repair.
+func untilClose(s, closer string) (body string, end int, rep repairs) {
+	if end := strings.Index(s, closer); end >= 0 {
+		return s[:end], end, 0
+	}
+	return s, -1, rMissingCloseTag
 }

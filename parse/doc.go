@@ -31,7 +31,7 @@
 //	func Kinds() []Kind            // the closed list of error kinds
 //	func RepairKinds() []string    // every repair a call can carry
 //
-//	type Options struct { Tools []chat.Tool; Strict bool }
+//	type Options struct { Tools []chat.Tool; Strict bool; ThinkOpen bool }
 //	type Event struct { Type EventType; Text string; Call chat.ToolCall; Err *Error }
 //	type Error struct { Kind Kind; Offset int; Message string; Raw string }
 //	type Result struct { Content string; Calls []Call; Errors []*Error }
@@ -74,6 +74,25 @@
 // an identifier followed by '(', …) and they name a registered tool (any
 // name without a catalog); otherwise they stay content. In auto, bare JSON
 // is native syntax (the json format), so strict auto accepts it.
+//
+// # Reasoning blocks
+//
+// A <think>…</think> block at the start of the output (after optional
+// whitespace) is the model's reasoning, split off the way servers do it
+// (vLLM's reasoning parsers, Ollama's thinking) in every format, strict or
+// lenient: its bytes are emitted as text, as they stream (only a possible
+// </think> prefix is held back), and are never scanned for calls, so a
+// call the model quotes while reasoning is not a call. With
+// Options.ThinkOpen the prompt already opened the block (Qwen3
+// "Thinking-2507" and DeepSeek-R1 templates end the generation prompt with
+// "<think>\n") and the output is reasoning up to the first bare </think>.
+// Without ThinkOpen a bare </think> is plain text: recognising it after the
+// fact would mean holding back the whole output, and only the caller that
+// rendered the prompt knows where the block opened. A block that is never
+// closed is reasoning to the end of the output (Ollama's and vLLM's
+// streaming behaviour), so it holds no call. A <think> later in the answer
+// is prose. When a registered tool is named "think" (tags and auto), its
+// tag is a call and nothing is split.
 //
 // # Error kinds
 //

@@ -91,6 +91,13 @@ type Options struct {
 	Tools []chat.Tool
 	// Strict disables every repair.
 	Strict bool
+	// ThinkOpen says the prompt already opened a reasoning block (the
+	// generation prompt ends with <think>, as in Qwen3 "Thinking-2507" and
+	// DeepSeek-R1 templates): the output starts inside it, and everything
+	// up to the first </think> is reasoning, emitted as text and never
+	// scanned for calls. Without it, only a <think>…</think> block at the
+	// start of the output is reasoning. See reasoning.go.
+	ThinkOpen bool
 }
 
 // Call is a call of a Result, with its error if it has one.

@@ -16,6 +16,9 @@ func fuzzSeeds(f *testing.F, add func(text string)) {
 	for _, c := range formatCases {
 		add(c.in)
 	}
+	add("<think>quoting {\"name\": \"a\", \"arguments\": {}}</think>\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>")
+	add(" <think>[f(x=1)] </thi")
+	add("plan [f(x=1)]</think><function_calls><invoke name=\"a\"></invoke></function_calls>")
 }
 
 func fuzzTools(f *testing.F) []chat.Tool {
@@ -23,14 +26,15 @@ func fuzzTools(f *testing.F) []chat.Tool {
 }
 
 // FuzzChunkInvariance checks that every chunking gives the events of a
-// one-shot parse (text merged), and that the events give back every byte.
+// one-shot parse (text merged), that the events give back every byte, and
+// that nothing inside a leading reasoning block is taken as a call.
 func FuzzChunkInvariance(f *testing.F) {
 	fuzzSeeds(f, func(s string) { f.Add(s, uint64(len(s)), uint8(len(s))) })
 	tools := fuzzTools(f)
 	formats := Formats()
 	f.Fuzz(func(t *testing.T, text string, seed uint64, mode uint8) {
 		format := formats[int(mode)%len(formats)]
-		opts := Options{Strict: mode&0x10 != 0}
+		opts := Options{Strict: mode&0x10 != 0, ThinkOpen: mode&0x40 != 0}
 		if mode&0x20 != 0 {
 			opts.Tools = tools
 		}
@@ -38,6 +42,7 @@ func FuzzChunkInvariance(f *testing.F) {
 		if got := reconstruct(whole); got != text {
 			t.Fatalf("%s %+v: bytes lost or added:\n%s", format, opts.Strict, cmp.Diff(text, got))
 		}
+		checkReasoning(t, whole, text, opts.ThinkOpen)
 		for _, e := range whole {
 			if opts.Strict && e.Type == EventCall && len(e.Call.Repairs) > 0 {
 				t.Fatalf("%s strict: call %s repaired %v", format, e.Call.Name, e.Call.Repairs)
@@ -45,7 +50,7 @@ func FuzzChunkInvariance(f *testing.F) {
 		}
 		chunked := merged(collect(t, format, opts, randomChunks(text, seed)))
 		if d := cmp.Diff(whole, chunked); d != "" {
-			t.Fatalf("%s strict=%v tools=%v: chunked events differ (-whole +chunked):\n%s", format, opts.Strict, opts.Tools != nil, d)
+			t.Fatalf("%s strict=%v tools=%v think_open=%v: chunked events differ (-whole +chunked):\n%s", format, opts.Strict, opts.Tools != nil, opts.ThinkOpen, d)
 		}
 	})
 }
@@ -57,7 +62,7 @@ func FuzzNoPanic(f *testing.F) {
 	tools := fuzzTools(f)
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, format := range Formats() {
-			for _, opts := range []Options{{}, {Strict: true}, {Tools: tools}} {
+			for _, opts := range []Options{{}, {Strict: true}, {Tools: tools}, {ThinkOpen: true}} {
 				p, err := New(format, opts)
 				if err != nil {
 					t.Fatal(err)

@@ -26,6 +26,12 @@ type Parser struct {
 	ncalls  int
 	win     []byte
 	emit    func(Event)
+
+	// rs is the turn's stand with respect to a leading reasoning block
+	// (reasoning.go), rs0 the state a turn starts in, and rheld the
+	// prefix of <think> or </think> held back while rs is not rsNone.
+	rs, rs0 reasoningState
+	rheld   string
 }
 
 // New returns a parser for format (one of Formats).
@@ -42,6 +48,8 @@ func New(format string, opts Options) (*Parser, error) {
 		}
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
+	p.rs0 = initialReasoning(p.tab, opts)
+	p.rs = p.rs0
 	return p, nil
 }
 
@@ -51,12 +59,19 @@ func (p *Parser) Format() string { return p.format }
 // Reset forgets everything fed so far, for a new turn.
 func (p *Parser) Reset() {
 	p.held, p.pos, p.inBlock, p.ncalls = "", 0, false, 0
+	p.rs, p.rheld = p.rs0, ""
 	p.b.reset(nil, 0)
 }
 
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
+	if p.rs != rsNone {
+		p.emit = emit
+		p.feedReasoning(chunk, false)
+		p.emit = nil
+		return
+	}
 	// Fast path for prose: no marker byte in the chunk and nothing held.
 	if !p.inBlock && p.held == "" && !p.tab.anyFirst(chunk) {
 		p.pos += len(chunk)
@@ -75,6 +90,9 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 // sequence, a truncated error otherwise). The parser is then reset.
 func (p *Parser) Close(emit func(Event)) {
 	p.emit = emit
+	if p.rs != rsNone {
+		p.feedReasoning("", true)
+	}
 	for p.held != "" || p.inBlock {
 		p.feed("", true)
 		if p.inBlock {

@@ -180,29 +180,42 @@ func (r *relaxed) object() (any, error) {
 			return nil, err
 		}
 		obj.Members = append(obj.Members, chat.Member{Key: key, Value: v})
-		r.ws()
-		if r.i >= len(r.s) {
-			return nil, r.fail("unexpected end of JSON inside an object")
+		done, err := r.next('}', "an object")
+		if err != nil {
+			return nil, err
 		}
-		switch r.s[r.i] {
-		case ',':
-			r.i++
-			r.ws()
-			if r.i < len(r.s) && r.s[r.i] == '}' {
-				if r.strict {
-					return nil, r.fail("trailing comma before '}'")
-				}
-				r.repairs |= rTrailingComma
-				r.i++
-				return obj, nil
-			}
-		case '}':
-			r.i++
+		if done {
 			return obj, nil
-		default:
-			return nil, r.fail("expected ',' or '}', found %s", r.near())
 		}
 	}
+}
+
+// next reads what follows a member of an object or list closed by
+// closer: a ',' (done=false, and the next member follows), or the closer,
+// also after a trailing comma (a repair), which ends it (done=true).
+func (r *relaxed) next(closer byte, inside string) (done bool, err error) {
+	r.ws()
+	if r.i >= len(r.s) {
+		return false, r.fail("unexpected end of JSON inside %s", inside)
+	}
+	switch r.s[r.i] {
+	case ',':
+		r.i++
+		r.ws()
+		if r.i < len(r.s) && r.s[r.i] == closer {
+			if r.strict {
+				return false, r.fail("trailing comma before '%c'", closer)
+			}
+			r.repairs |= rTrailingComma
+			r.i++
+			return true, nil
+		}
+		return false, nil
+	case closer:
+		r.i++
+		return true, nil
+	}
+	return false, r.fail("expected ',' or '%c', found %s", closer, r.near())
 }
 
 func (r *relaxed) array() (any, error) {
@@ -223,27 +236,12 @@ func (r *relaxed) array() (any, error) {
 			return nil, err
 		}
 		arr = append(arr, v)
-		r.ws()
-		if r.i >= len(r.s) {
-			return nil, r.fail("unexpected end of JSON inside a list")
+		done, err := r.next(']', "a list")
+		if err != nil {
+			return nil, err
 		}
-		switch r.s[r.i] {
-		case ',':
-			r.i++
-			r.ws()
-			if r.i < len(r.s) && r.s[r.i] == ']' {
-				if r.strict {
-					return nil, r.fail("trailing comma before ']'")
-				}
-				r.repairs |= rTrailingComma
-				r.i++
-				return arr, nil
-			}
-		case ']':
-			r.i++
+		if done {
 			return arr, nil
-		default:
-			return nil, r.fail("expected ',' or ']', found %s", r.near())
 		}
 	}
 }
@@ -354,29 +352,32 @@ func validNumber(s string) bool {
 		return false
 	}
 	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
+		d := digits(s, i+1)
+		if d == i+1 {
 			return false
 		}
+		i = d
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
+		d := digits(s, i)
+		if d == i {
 			return false
 		}
+		i = d
 	}
 	return i == len(s)
+}
+
+// digits returns the index after the decimal digits that start at s[i:].
+func digits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func (r *relaxed) literal() (any, error) {

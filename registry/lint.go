@@ -1,9 +1,10 @@
 package registry
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/toolharness/toolharness/chat"
@@ -76,15 +77,8 @@ func Lint(tools []chat.Tool) []Finding {
 		}
 		lintParams(t.Name, "", v, add)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Tool != b.Tool {
-			return a.Tool < b.Tool
-		}
-		if a.Param != b.Param {
-			return a.Param < b.Param
-		}
-		return a.Message < b.Message
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		return cmp.Or(strings.Compare(a.Tool, b.Tool), strings.Compare(a.Param, b.Param), strings.Compare(a.Message, b.Message))
 	})
 	return out
 }

@@ -2,10 +2,12 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,18 +105,16 @@ func (r *Registry) invalid(call chat.ToolCall, e *entry, inst any, ve *jsonschem
 	for _, leaf := range flatten(ve) {
 		causes = append(causes, describe(e.schema, inst, leaf)...)
 	}
-	sort.Slice(causes, func(i, j int) bool {
-		a, b := causes[i], causes[j]
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.Keyword != b.Keyword {
-			return a.Keyword < b.Keyword
-		}
-		return a.Text < b.Text
+	slices.SortFunc(causes, func(a, b Cause) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Keyword, b.Keyword), strings.Compare(a.Text, b.Text))
 	})
-	causes = dedupe(causes)
-	ex := r.formatCall(chat.ToolCall{Name: call.Name, Arguments: exampleArgs(e, inst)})
+	return r.argumentsError(call, dedupe(causes), exampleArgs(e, inst))
+}
+
+// argumentsError is the model-facing invalid_arguments error: one line per
+// cause, then a corrected example call (with example as its arguments).
+func (r *Registry) argumentsError(call chat.ToolCall, causes []Cause, example json.RawMessage) *Error {
+	ex := r.formatCall(chat.ToolCall{Name: call.Name, Arguments: example})
 	var b strings.Builder
 	fmt.Fprintf(&b, "Invalid arguments for %s:\n", call.Name)
 	for _, c := range causes {
@@ -502,14 +502,7 @@ func (r *Registry) outOfRange(call chat.ToolCall, e *entry, inst any, locs [][]s
 			Text: fmt.Sprintf("expected a number of ordinary size, given %s", show(valueAt(inst, loc)))})
 	}
 	sort.Slice(causes, func(i, j int) bool { return causes[i].Path < causes[j].Path })
-	ex := r.formatCall(chat.ToolCall{Name: call.Name, Arguments: exampleArgs(e, nil)})
-	var b strings.Builder
-	fmt.Fprintf(&b, "Invalid arguments for %s:\n", call.Name)
-	for _, c := range causes {
-		fmt.Fprintf(&b, "- %s\n", c)
-	}
-	fmt.Fprintf(&b, "A valid call looks like:\n%s", ex)
-	return &Error{Kind: KindInvalidArguments, Tool: call.Name, CallID: call.ID, Causes: causes, Example: ex, Message: b.String()}
+	return r.argumentsError(call, causes, exampleArgs(e, nil))
 }
 
 // safeValidate runs the validator, turning a panic inside the library into

@@ -43,40 +43,22 @@ func Catalog(format string, tools []chat.Tool) (string, error) {
 	case FormatHermes:
 		b.WriteString("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n")
 		b.WriteString("You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
-		for _, t := range tools {
-			j, err := openAIJSON(t, 0)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString("\n" + j)
+		if err := openAITools(&b, tools, 0, "\n", ""); err != nil {
+			return "", err
 		}
 		b.WriteString("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>")
 	case FormatJSON:
 		b.WriteString("Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\n")
 		b.WriteString("Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}. Do not use variables. To make several calls, write one such object per line.\n\n")
-		for i, t := range tools {
-			if i > 0 {
-				b.WriteString("\n\n")
-			}
-			j, err := openAIJSON(t, 4)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(j)
+		if err := openAITools(&b, tools, 4, "", "\n\n"); err != nil {
+			return "", err
 		}
 	case FormatMistral:
 		b.WriteString("You can call tools. To call tools, reply with [TOOL_CALLS] followed by a JSON array of calls, each {\"name\": tool name, \"arguments\": {argument name: value}}, for example:\n")
 		b.WriteString("[TOOL_CALLS][{\"name\": \"tool_name\", \"arguments\": {\"arg\": \"value\"}}]\n\n")
 		b.WriteString("Available tools:\n[")
-		for i, t := range tools {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			j, err := openAIJSON(t, 0)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(j)
+		if err := openAITools(&b, tools, 0, "", ", "); err != nil {
+			return "", err
 		}
 		b.WriteString("]")
 	case FormatQwen3Coder:
@@ -229,6 +211,22 @@ func paramsObject(t chat.Tool) (*chat.Object, error) {
 		return nil, fmt.Errorf("render: parameters of %s are not a JSON object", t.Name)
 	}
 	return o, nil
+}
+
+// openAITools writes each tool in the OpenAI shape (see openAIJSON),
+// each after before, with sep between them.
+func openAITools(b *strings.Builder, tools []chat.Tool, indent int, before, sep string) error {
+	for i, t := range tools {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		j, err := openAIJSON(t, indent)
+		if err != nil {
+			return err
+		}
+		b.WriteString(before + j)
+	}
+	return nil
 }
 
 // openAIJSON is {"type": "function", "function": {…}} in Python layout.

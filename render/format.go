@@ -66,55 +66,25 @@ func FormatCalls(format string, calls []chat.ToolCall) (string, error) {
 		args[i] = a
 	}
 	var b strings.Builder
+	var err error
 	switch format {
 	case FormatXML:
 		b.WriteString("<function_calls>\n")
 		for i, c := range calls {
 			fmt.Fprintf(&b, "<invoke name=\"%s\">\n", c.Name)
-			for _, m := range args[i].Members {
-				v, err := rawValue(m.Value)
-				if err != nil {
-					return "", err
-				}
-				fmt.Fprintf(&b, "<parameter name=\"%s\">%s</parameter>\n", m.Key, v)
+			if err := rawParams(&b, args[i], "<parameter name=\"%[1]s\">%[2]s</parameter>\n"); err != nil {
+				return "", err
 			}
 			b.WriteString("</invoke>\n")
 		}
 		b.WriteString("</function_calls>")
 	case FormatHermes:
-		for i, c := range calls {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			a, err := templates.PyJSON(args[i], 0)
-			if err != nil {
-				return "", err
-			}
-			fmt.Fprintf(&b, "<tool_call>\n{\"name\": %s, \"arguments\": %s}\n</tool_call>", quote(c.Name), a)
-		}
+		err = jsonCalls(&b, calls, args, "\n", "<tool_call>\n{\"name\": %s, \"arguments\": %s}\n</tool_call>")
 	case FormatJSON:
-		for i, c := range calls {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			a, err := templates.PyJSON(args[i], 0)
-			if err != nil {
-				return "", err
-			}
-			fmt.Fprintf(&b, "{\"name\": %s, \"parameters\": %s}", quote(c.Name), a)
-		}
+		err = jsonCalls(&b, calls, args, "\n", "{\"name\": %s, \"parameters\": %s}")
 	case FormatMistral:
 		b.WriteString("[TOOL_CALLS][")
-		for i, c := range calls {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			a, err := templates.PyJSON(args[i], 0)
-			if err != nil {
-				return "", err
-			}
-			fmt.Fprintf(&b, "{\"name\": %s, \"arguments\": %s}", quote(c.Name), a)
-		}
+		err = jsonCalls(&b, calls, args, ", ", "{\"name\": %s, \"arguments\": %s}")
 		b.WriteString("]")
 	case FormatQwen3Coder:
 		for i, c := range calls {
@@ -122,12 +92,8 @@ func FormatCalls(format string, calls []chat.ToolCall) (string, error) {
 				b.WriteString("\n")
 			}
 			fmt.Fprintf(&b, "<tool_call>\n<function=%s>\n", c.Name)
-			for _, m := range args[i].Members {
-				v, err := rawValue(m.Value)
-				if err != nil {
-					return "", err
-				}
-				fmt.Fprintf(&b, "<parameter=%s>\n%s\n</parameter>\n", m.Key, v)
+			if err := rawParams(&b, args[i], "<parameter=%[1]s>\n%[2]s\n</parameter>\n"); err != nil {
+				return "", err
 			}
 			b.WriteString("</function>\n</tool_call>")
 		}
@@ -166,17 +132,46 @@ func FormatCalls(format string, calls []chat.ToolCall) (string, error) {
 				b.WriteString("\n")
 			}
 			fmt.Fprintf(&b, "<%s>\n", c.Name)
-			for _, m := range args[i].Members {
-				v, err := rawValue(m.Value)
-				if err != nil {
-					return "", err
-				}
-				fmt.Fprintf(&b, "<%s>%s</%s>\n", m.Key, v, m.Key)
+			if err := rawParams(&b, args[i], "<%[1]s>%[2]s</%[1]s>\n"); err != nil {
+				return "", err
 			}
 			fmt.Fprintf(&b, "</%s>", c.Name)
 		}
 	}
+	if err != nil {
+		return "", err
+	}
 	return b.String(), nil
+}
+
+// jsonCalls writes calls in a JSON-object format: layout gets the quoted
+// name and the arguments (Python-style JSON, as the official templates
+// print them); calls are separated by sep.
+func jsonCalls(b *strings.Builder, calls []chat.ToolCall, args []*chat.Object, sep, layout string) error {
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		a, err := templates.PyJSON(args[i], 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, layout, quote(c.Name), a)
+	}
+	return nil
+}
+
+// rawParams writes the parameters of a raw-text format (xml,
+// qwen3-coder, tags): layout gets the key ([1]) and the raw value ([2]).
+func rawParams(b *strings.Builder, args *chat.Object, layout string) error {
+	for _, m := range args.Members {
+		v, err := rawValue(m.Value)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, layout, m.Key, v)
+	}
+	return nil
 }
 
 // argsObject decodes a call's arguments in their written key order.

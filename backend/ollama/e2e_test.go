@@ -80,17 +80,7 @@ func TestE2EStreamingAndUsage(t *testing.T) {
 	b := newBackend(t, srv, Config{})
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
-			var chunks []string
-			resp, err := b.Generate(ctxFor(t), request(srv, mode), func(s string) error {
-				chunks = append(chunks, s)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(chunks) < 5 || strings.Join(chunks, "") != resp.Text {
-				t.Errorf("chunks %q do not make up text %q", chunks, resp.Text)
-			}
+			resp := backendtest.Stream(t, b, request(srv, mode), 5)
 			u := resp.Usage
 			// The chat template renders exactly chatPrompt.
 			if u.PromptTokens != ollamatest.TokenCount(chatPrompt) || u.GeneratedTokens != 20 || len(resp.Text) != 20 {

@@ -65,15 +65,6 @@ func request(srv *ollamatest.Server, mode backend.Mode) backend.Request {
 
 var modes = []backend.Mode{backend.ModeRaw, backend.ModeChat}
 
-func asError(t *testing.T, err error) *backend.Error {
-	t.Helper()
-	var e *backend.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v, want a *backend.Error", err)
-	}
-	return e
-}
-
 // TestE2EStreamingAndUsage checks both endpoints stream in several chunks
 // whose concatenation is the text, with exact usage figures, and that
 // Ollama's /v1/completions applies the chat template (OllamaQuirks).
@@ -82,17 +73,7 @@ func TestE2EStreamingAndUsage(t *testing.T) {
 	b := newBackend(t, srv.URL, Config{})
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
-			var chunks []string
-			resp, err := b.Generate(ctxFor(t), request(srv, mode), func(s string) error {
-				chunks = append(chunks, s)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(chunks) < 5 || strings.Join(chunks, "") != resp.Text {
-				t.Errorf("chunks %q do not make up text %q", chunks, resp.Text)
-			}
+			resp := backendtest.Stream(t, b, request(srv, mode), 5)
 			u := resp.Usage
 			if u.PromptTokens != ollamatest.TokenCount(renderedPrompt) || u.GeneratedTokens != 20 || len(resp.Text) != 20 {
 				t.Errorf("usage %+v, text %d bytes; want %d prompt tokens (templated), 20 generated",
@@ -210,7 +191,7 @@ func TestE2EServerErrors(t *testing.T) {
 			req := request(srv, tc.mode)
 			req.Model = tc.model
 			_, err := b.Generate(ctxFor(t), req, nil)
-			e := asError(t, err)
+			e := backendtest.AsError(t, err)
 			if e.Kind != backend.KindServer || e.Status != tc.status || e.Message != tc.message || e.Consumed {
 				t.Fatalf("err = %#v, want server %d %q", err, tc.status, tc.message)
 			}
@@ -226,7 +207,7 @@ func TestE2EServerErrors(t *testing.T) {
 		req := request(srv, backend.ModeChat)
 		req.Format = json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}`)
 		resp, err := b.Generate(ctxFor(t), req, nil)
-		if e := asError(t, err); e.Kind != backend.KindStreamCut || e.Consumed || resp.Text != "" {
+		if e := backendtest.AsError(t, err); e.Kind != backend.KindStreamCut || e.Consumed || resp.Text != "" {
 			t.Fatalf("err = %#v, text %q", err, resp.Text)
 		}
 	})
@@ -253,7 +234,7 @@ func TestE2EStall(t *testing.T) {
 			req := request(srv, backend.ModeChat)
 			req.Options.MaxTokens = 500
 			resp, err := b.Generate(ctxFor(t), req, nil)
-			e := asError(t, err)
+			e := backendtest.AsError(t, err)
 			if e.Kind != backend.KindStalled || e.Consumed != tc.consumed || !errors.Is(err, backend.ErrStalled) {
 				t.Fatalf("err = %#v, want stalled with Consumed=%v", err, tc.consumed)
 			}

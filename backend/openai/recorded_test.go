@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/backendtest"
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -58,7 +59,7 @@ func TestRecordedOllamaStreams(t *testing.T) {
 			var chunks []string
 			resp, err := b.Generate(context.Background(), req, func(s string) error { chunks = append(chunks, s); return nil })
 			if tc.kind != "" {
-				if e := asError(t, err); e.Kind != tc.kind || e.Consumed {
+				if e := backendtest.AsError(t, err); e.Kind != tc.kind || e.Consumed {
 					t.Fatalf("err = %#v, want %s, nothing consumed", err, tc.kind)
 				}
 				return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -65,7 +66,7 @@ func detectTemplate(ctx context.Context, kind, host, model string, errw io.Write
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	show, err := api.NewClient(u, nil).Show(ctx, &api.ShowRequest{Model: model})
+	show, err := api.NewClient(u, &http.Client{}).Show(ctx, &api.ShowRequest{Model: model})
 	if err != nil {
 		fmt.Fprintf(errw, "toolharness: cannot read the template of %s (%v); using %s\n", model, err, fallback)
 		return fallback

@@ -60,7 +60,7 @@ Examples:
 			&cli.StringFlag{Name: "out", Value: "bench-results", Usage: "results directory"},
 		),
 		Action: func(c *cli.Context) error {
-			_, err := runLive(c, benchList(c.StringSlice("models")), c.String("out"))
+			_, err := runLive(c, splitList(c.StringSlice("models")), c.String("out"))
 			return err
 		},
 	}
@@ -68,7 +68,7 @@ Examples:
 
 // runLive runs the matrix and writes the reports; it returns the summary.
 func runLive(c *cli.Context, models []string, out string) (bench.Summary, error) {
-	cells, err := bench.ParseCells(models, benchList(c.StringSlice("formats")), benchList(c.StringSlice("modes")))
+	cells, err := bench.ParseCells(models, splitList(c.StringSlice("formats")), splitList(c.StringSlice("modes")))
 	if err != nil {
 		return bench.Summary{}, err
 	}
@@ -119,7 +119,7 @@ func runLive(c *cli.Context, models []string, out string) (bench.Summary, error)
 }
 
 func parseEndpoints(c *cli.Context) ([]bench.Endpoint, error) {
-	raw := benchList(c.StringSlice("endpoint"))
+	raw := splitList(c.StringSlice("endpoint"))
 	if len(raw) == 0 {
 		raw = []string{c.String("host")}
 	}
@@ -173,18 +173,6 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 		}
 	}
 	return d, nil
-}
-
-func benchList(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 func benchIsTerminal(w any) bool {

@@ -19,7 +19,7 @@ func parseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse tool calls out of raw model text",
-		UsageText: "toolharness parse --format F [--tools tools.json] [--strict] [--chunk N] [--jsonl] < input",
+		UsageText: "toolharness parse --format F [--tools tools.json] [--strict] [--think-open] [--chunk N] [--jsonl] < input",
 		Description: `Reads a model's raw output on stdin and prints one JSON object per line per event:
    {"type":"text","text":"…"}
    {"type":"call_start","id":"call_0","name":"read_file","offset":12}   (the tool name is known)
@@ -29,6 +29,11 @@ func parseCommand() *cli.Command {
 
 --chunk N feeds the input in N-byte chunks (cut at UTF-8 boundaries), as a server would stream it;
 the events are the same as for one chunk, except that text may be split differently.
+
+A <think>…</think> reasoning block at the start of the output is content and never holds a call (a call
+the model quotes while reasoning is not a call). --think-open says the prompt already opened the block
+(Qwen3 "Thinking-2507" and DeepSeek-R1 templates end the generation prompt with <think>): the output is
+reasoning up to the first </think>.
 
 --jsonl is batch mode: each input line is {"raw":"…","id":…,"tools":[…]} (tools optional, OpenAI or
 Anthropic shape, overriding --tools; other fields ignored), each output line is
@@ -40,16 +45,18 @@ Formats: ` + strings.Join(parse.Formats(), ", ") + `
 Examples:
    echo '<tool_call>{"name":"read","arguments":{"path":"a.txt"}}</tool_call>' | toolharness parse --format hermes
    toolharness parse --format auto --tools tools.json --chunk 4 < raw.txt
+   toolharness parse --format hermes --think-open < qwen3-thinking-output.txt
    toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
 			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
 			&cli.BoolFlag{Name: "strict", Usage: "disable every repair"},
+			&cli.BoolFlag{Name: "think-open", Usage: "the prompt opened a <think> block: the output is reasoning up to the first </think>"},
 			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "batch mode: one record per input line"},
 		},
 		Action: func(c *cli.Context) error {
-			opts := parse.Options{Strict: c.Bool("strict")}
+			opts := parse.Options{Strict: c.Bool("strict"), ThinkOpen: c.Bool("think-open")}
 			if path := c.String("tools"); path != "" {
 				tools, err := chat.ReadToolsFile(path)
 				if err != nil {

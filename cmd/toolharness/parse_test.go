@@ -176,3 +176,43 @@ func TestParseHelpAndBadFormat(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestParseReasoning: a call quoted inside the leading <think> block is
+// content; with --think-open a bare </think> ends the reasoning.
+func TestParseReasoning(t *testing.T) {
+	quoted := `<tool_call>{"name": "read_file", "arguments": {"path": "quoted"}}</tool_call>`
+	real := `<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}}</tool_call>`
+	for _, c := range []struct {
+		name string
+		args []string
+		in   string
+	}{
+		{"leading block", nil, "<think>I could write " + quoted + "</think>\n" + real},
+		{"think open", []string{"--think-open"}, "I could write " + quoted + "</think>\n" + real},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, code := runCLI(t, c.in, append([]string{"parse", "--format", "auto", "--chunk", "3"}, c.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var calls []string
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				var ev struct {
+					Type      string          `json:"type"`
+					Arguments json.RawMessage `json:"arguments"`
+					Offset    int             `json:"offset"`
+				}
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatalf("%q: %v", line, err)
+				}
+				if ev.Type == "call" {
+					calls = append(calls, fmt.Sprintf("%s@%d", ev.Arguments, ev.Offset))
+				}
+			}
+			want := []string{fmt.Sprintf(`{"path":"a.txt"}@%d`, strings.Index(c.in, real))}
+			if d := cmp.Diff(want, calls); d != "" {
+				t.Fatalf("calls (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -100,9 +101,10 @@ func TestE2ERunBuiltinTools(t *testing.T) {
 		t.Errorf("called %q, not a built-in tool", name)
 	}
 
-	// Without tools the model answers, and the answer goes to stdout.
-	code, stdout, stderr = runAgentCLI("", "--host", srv.URL, "run", "--model", srv.Model, "--template", "chatml", "--max-tokens", "16", "say hi")
-	if code != 0 || strings.TrimSpace(stdout) == "" {
+	// Without tools the model answers, and the answer goes to stdout; the
+	// template is detected from the model's.
+	code, stdout, stderr = runAgentCLI("", "--host", srv.URL, "run", "--model", srv.Model, "--max-tokens", "16", "say hi")
+	if code != 0 || strings.TrimSpace(stdout) == "" || strings.Contains(stderr, "using chatml") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 }
@@ -199,5 +201,17 @@ func TestE2EChatScripted(t *testing.T) {
 	var rec chatRecord
 	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil || rec.Message != "two" || rec.Stop != "error" || !strings.Contains(rec.Error, "no-such-model") {
 		t.Errorf("record %+v (%v)", rec, err)
+	}
+}
+
+func TestE2EDetectTemplate(t *testing.T) {
+	srv := ollamatest.Start(t)
+	var notes bytes.Buffer
+	if fam := detectTemplate(context.Background(), "ollama", srv.URL, srv.Model, &notes); fam != "chatml" || notes.Len() != 0 {
+		t.Errorf("family %q, notes %q; the tiny model's template is ChatML", fam, notes.String())
+	}
+	notes.Reset()
+	if fam := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
+		t.Errorf("unknown model: family %q, notes %q", fam, notes.String())
 	}
 }

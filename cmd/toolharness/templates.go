@@ -14,8 +14,9 @@ import (
 
 func templatesCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "templates",
-		Usage: "list, show and detect chat-template families",
+		Name:      "templates",
+		Usage:     "list, show and detect chat-template families",
+		UsageText: "toolharness templates list|show|detect [options]",
 		Description: `Examples:
    toolharness templates list
    toolharness templates list --json
@@ -25,6 +26,11 @@ func templatesCommand() *cli.Command {
 			{
 				Name:  "list",
 				Usage: "list the families with their native tool format",
+				UsageText: `toolharness templates list [--json]
+
+Examples:
+   toolharness templates list
+   toolharness templates list --json`,
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "one JSON object per family per line"}},
 				Action: func(c *cli.Context) error {
 					fams, err := templates.Families()
@@ -52,10 +58,14 @@ func templatesCommand() *cli.Command {
 				},
 			},
 			{
-				Name:      "show",
-				Usage:     "print a family's definition and template",
-				ArgsUsage: "NAME",
-				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}},
+				Name:  "show",
+				Usage: "print a family's definition and template",
+				UsageText: `toolharness templates show [--json] NAME
+
+Examples:
+   toolharness templates show qwen3
+   toolharness templates show --json llama3.1`,
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return fmt.Errorf("templates show: give one family name (%s)", strings.Join(templates.Names(), ", "))
@@ -74,6 +84,13 @@ func templatesCommand() *cli.Command {
 			{
 				Name:  "detect",
 				Usage: "recognise the family of a chat template (Hugging Face Jinja or Ollama Go template)",
+				UsageText: `toolharness templates detect --file TEMPLATE [--json]
+
+Exit status 1 when no family matches.
+
+Examples:
+   toolharness templates detect --file chat_template.jinja
+   toolharness templates detect --file tokenizer_config.json --json`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "file", Required: true, Usage: "template file (chat_template.jinja, an Ollama template, or tokenizer_config.json)"},
 					&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},

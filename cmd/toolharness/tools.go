@@ -19,6 +19,13 @@ func toolsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "tools",
 		Usage: "list, lint and check tool catalogs",
+		UsageText: `toolharness tools list|lint|check [options]
+
+Examples:
+   toolharness tools list --builtin
+   toolharness tools list --mcp "fs=mcp-server-filesystem /tmp" --json
+   toolharness tools lint --tools tools.json
+   echo '{"name":"read_file","arguments":{"path":"a.txt"}}' | toolharness tools check --tools builtin:fs`,
 		Subcommands: []*cli.Command{
 			toolsListCommand(),
 			toolsLintCommand(),
@@ -37,9 +44,14 @@ func toolsSourceFlags() []cli.Flag {
 
 func toolsListCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "list",
-		Usage:     "print the tool catalog",
-		ArgsUsage: " ",
+		Name:  "list",
+		Usage: "print the tool catalog",
+		UsageText: `toolharness tools list [--tools FILE|builtin:fs]... [--builtin] [--mcp CMD|URL]... [--json]
+
+Examples:
+   toolharness tools list --builtin
+   toolharness tools list --tools tools.json --json
+   toolharness tools list --mcp "docs=./my-mcp-server --stdio"`,
 		Flags: append(toolsSourceFlags(),
 			&cli.BoolFlag{Name: "builtin", Usage: "include the built-in file tools (builtin:fs)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per tool"},
@@ -81,29 +93,37 @@ func toolsListCommand() *cli.Command {
 
 func toolsLintCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "lint",
-		Usage:     "review a catalog the way a model reads it (non-zero exit on errors)",
-		ArgsUsage: " ",
+		Name:  "lint",
+		Usage: "review a catalog the way a model reads it (non-zero exit on errors)",
+		UsageText: `toolharness tools lint --tools FILE[,FILE]... [--json]
+
+One line per finding ("error: tool.param: message"); exit status 1 when any is an error.
+
+Examples:
+   toolharness tools lint --tools tools.json
+   toolharness tools lint --tools a.json,b.yaml --json`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "tools", Usage: "tool file(s) to review", Required: true},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per finding: {\"severity\",\"tool\",\"param\",\"message\"}"},
 		},
 		Action: func(c *cli.Context) error {
 			var tools []chat.Tool
-			for _, spec := range c.StringSlice("tools") {
-				for _, f := range strings.Split(spec, ",") {
-					if f = strings.TrimSpace(f); f == "" {
-						continue
-					}
-					ts, err := chat.ReadToolsFile(f)
-					if err != nil {
-						return err
-					}
-					tools = append(tools, ts...)
+			for _, f := range splitList(c.StringSlice("tools")) {
+				ts, err := chat.ReadToolsFile(f)
+				if err != nil {
+					return err
 				}
+				tools = append(tools, ts...)
 			}
 			errs := 0
 			for _, f := range registry.Lint(tools) {
-				fmt.Fprintln(c.App.Writer, f)
+				if c.Bool("json") {
+					if err := writeJSONLine(c.App.Writer, f); err != nil {
+						return err
+					}
+				} else {
+					fmt.Fprintln(c.App.Writer, f)
+				}
 				if f.Severity == registry.SeverityError {
 					errs++
 				}
@@ -118,9 +138,14 @@ func toolsLintCommand() *cli.Command {
 
 func toolsCheckCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "check",
-		Usage:     "validate calls read as JSON lines on stdin: {\"name\":…,\"arguments\":…}",
-		ArgsUsage: " ",
+		Name:  "check",
+		Usage: "validate calls read as JSON lines on stdin: {\"name\":…,\"arguments\":…}",
+		UsageText: `toolharness tools check --tools FILE|builtin:fs [--mcp CMD|URL]... [--format F] < calls.jsonl
+
+Each output line is {"ok":true,"arguments":{…}} or {"ok":false,"kind":…,"error":"<model-facing message>"}.
+
+Example:
+   echo '{"name":"read_file","arguments":"{\"path\": 5}"}' | toolharness tools check --tools builtin:fs --format xml`,
 		Flags: append(toolsSourceFlags(),
 			&cli.StringFlag{Name: "format", Usage: "the session's tool-call format; xml, qwen3-coder and tags enable lossless coercions (\"5\" for an integer)"},
 		),

@@ -40,24 +40,20 @@ func loadRegistry(ctx context.Context, src toolSources, opts registry.Options) (
 		}
 	}
 	var groups []string
-	for _, spec := range src.Specs {
-		for _, item := range strings.Split(spec, ",") {
-			item = strings.TrimSpace(item)
-			switch {
-			case item == "":
-			case item == "builtin":
-				groups = append(groups, builtin.GroupFS)
-			case strings.HasPrefix(item, "builtin:"):
-				groups = append(groups, strings.Split(strings.TrimPrefix(item, "builtin:"), "+")...)
-			default:
-				tools, err := chat.ReadToolsFile(item)
-				if err != nil {
+	for _, item := range splitList(src.Specs) {
+		switch {
+		case item == "builtin":
+			groups = append(groups, builtin.GroupFS)
+		case strings.HasPrefix(item, "builtin:"):
+			groups = append(groups, strings.Split(strings.TrimPrefix(item, "builtin:"), "+")...)
+		default:
+			tools, err := chat.ReadToolsFile(item)
+			if err != nil {
+				return nil, closeAll, err
+			}
+			for _, t := range tools {
+				if err := r.Register(registry.Spec{Tool: t, Handler: noHandler}); err != nil {
 					return nil, closeAll, err
-				}
-				for _, t := range tools {
-					if err := r.Register(registry.Spec{Tool: t, Handler: noHandler}); err != nil {
-						return nil, closeAll, err
-					}
 				}
 			}
 		}

@@ -7,7 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolharness/toolharness/registry/mcp/mcptest"
 )
+
+// TestMain lets the test binary double as a real MCP server (mcptest) for
+// the --mcp tests: started again with mcptest.EnvServe=1, it serves over
+// stdio instead of running tests.
+func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
+	os.Exit(m.Run())
+}
 
 const toolsFixture = `[
 {"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{"type":"object","properties":{"city":{"type":"string","description":"city name"},"days":{"type":"integer","minimum":1,"description":"forecast days"}},"required":["city"],"additionalProperties":false}}},
@@ -79,6 +89,13 @@ warning: get_weather.units: enum values are not explained in the description
 	if out, _, code := runCLI(t, "", "tools", "lint", "--tools", good); code != 0 || out != "" {
 		t.Errorf("clean catalog: exit %d: %s", code, out)
 	}
+	// --json: the same findings, one object a line, same exit status.
+	out, _, code = runCLI(t, "", "tools", "lint", "--tools", bad, "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	wantFirst := `{"severity":"error","tool":"GetWeather","message":"name differs from \"get_weather\" only in case or separators; a model will confuse them"}`
+	if code != 1 || len(lines) != 5 || lines[0] != wantFirst || !strings.Contains(lines[3], `"param":"city"`) {
+		t.Errorf("--json: exit %d, got\n%s", code, out)
+	}
 }
 
 func TestToolsList(t *testing.T) {
@@ -108,5 +125,79 @@ func TestToolsList(t *testing.T) {
 	want := "get_weather (read-only)\n    Current weather for a city.\n    - city: string (required) — city name\n    - days: integer — forecast days\n"
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("text list:\n%s", out)
+	}
+}
+
+// TestToolsListMCP loads the catalog from a real MCP server started as an
+// --mcp command (this test binary, serving mcptest's server over stdio).
+func TestToolsListMCP(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(exe, " \t") {
+		t.Fatalf("test binary path %q has spaces; --mcp splits the command at spaces: set GOTMPDIR to a path without spaces", exe)
+	}
+	t.Setenv(mcptest.EnvServe, "1") // inherited by the server process
+	spec := "calc=" + exe + " -test.run=^$"
+	out, stderr, code := runCLI(t, "", "tools", "list", "--mcp", spec, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	type line struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		SideEffects bool            `json:"side_effects"`
+	}
+	var got []line
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v line
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		got = append(got, v)
+	}
+	if len(got) != 2 || got[0].Name != "mcp__calc__add" || got[1].Name != "mcp__calc__shout" {
+		t.Fatalf("tools %+v", got)
+	}
+	if got[0].SideEffects || !got[1].SideEffects {
+		t.Errorf("side effects: add %v (read-only hint), shout %v", got[0].SideEffects, got[1].SideEffects)
+	}
+	if got[0].Description != "Add two integers." || !strings.Contains(string(got[0].Parameters), `"first addend"`) {
+		t.Errorf("add as listed: %+v", got[0])
+	}
+	// The text listing shows the schema's parameters.
+	out, stderr, code = runCLI(t, "", "tools", "list", "--mcp", spec)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "mcp__calc__add (read-only)\n    Add two integers.\n    - a: integer (required) — first addend\n") {
+		t.Errorf("text list:\n%s", out)
+	}
+	// A server command that does not exist is a clear error, not a hang.
+	_, stderr, code = runCLI(t, "", "tools", "list", "--mcp", "nope="+filepath.Join(t.TempDir(), "no-such-server"))
+	if code == 0 || !strings.Contains(stderr, "mcp") {
+		t.Errorf("missing server: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestToolsHelpExamples: every command of the tools, templates, parse,
+// render, bench and compare families documents itself with an example.
+func TestToolsHelpExamples(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"tools"}, {"tools", "list"}, {"tools", "lint"}, {"tools", "check"},
+		{"templates"}, {"templates", "list"}, {"templates", "show"}, {"templates", "detect"},
+		{"parse"}, {"render"}, {"compare"},
+		{"bench"}, {"bench", "run"}, {"bench", "corpus"}, {"bench", "report"}, {"bench", "import-bfcl"},
+	} {
+		out, stderr, code := runCLI(t, "", append(cmd, "--help")...)
+		if code != 0 {
+			t.Errorf("%v --help: exit %d: %s", cmd, code, stderr)
+			continue
+		}
+		if !strings.Contains(out, "Example") || !strings.Contains(out, "toolharness "+strings.Join(cmd, " ")) {
+			t.Errorf("%v --help has no example:\n%s", cmd, out)
+		}
 	}
 }

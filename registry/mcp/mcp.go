@@ -11,6 +11,9 @@
 // Schemas are registered as the server sends them, re-encoded from the
 // SDK's map form (so their keys come out sorted), and validated by the
 // registry like any other tool's.
+//
+// Package mcptest is a real MCP server (the SDK's) for tests; the tests of
+// this package and of `toolharness tools list --mcp` load tools from it.
 package mcp
 
 import (

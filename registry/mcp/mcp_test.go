@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,47 +15,15 @@ import (
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/registry"
+	"github.com/toolharness/toolharness/registry/mcp/mcptest"
 )
 
-// The test binary doubles as a real MCP server: with this variable set it
-// serves over stdio and exits, so the tests start a separate process and
-// talk to it through the SDK's command transport.
-const serverEnv = "TOOLHARNESS_TEST_MCP_SERVER"
-
+// The test binary doubles as a real MCP server (mcptest): with
+// mcptest.EnvServe set it serves over stdio and exits, so the tests start
+// a separate process and talk to it through the SDK's command transport.
 func TestMain(m *testing.M) {
-	if os.Getenv(serverEnv) == "1" {
-		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	mcptest.ServeIfAsked()
 	os.Exit(m.Run())
-}
-
-type addArgs struct {
-	A int `json:"a" jsonschema:"first addend"`
-	B int `json:"b" jsonschema:"second addend"`
-}
-
-type echoArgs struct {
-	Text string `json:"text"`
-}
-
-func testServer() *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1"}, nil)
-	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Add two integers.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(_ context.Context, _ *sdk.CallToolRequest, a addArgs) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(a.A + a.B)}}}, nil, nil
-		})
-	sdk.AddTool(s, &sdk.Tool{Name: "shout", Description: "Echo text in upper case; fails on empty text."},
-		func(_ context.Context, _ *sdk.CallToolRequest, a echoArgs) (*sdk.CallToolResult, any, error) {
-			if a.Text == "" {
-				return nil, nil, errors.New("nothing to shout")
-			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.ToUpper(a.Text)}}}, nil, nil
-		})
-	return s
 }
 
 func TestStdioServer(t *testing.T) {
@@ -67,7 +34,7 @@ func TestStdioServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r := registry.New(registry.Options{Approver: registry.ApproveAll{}})
-	conn, err := Load(ctx, r, Server{Name: "calc", Command: []string{exe, "-test.run=^$"}, Env: []string{serverEnv + "=1"}})
+	conn, err := Load(ctx, r, Server{Name: "calc", Command: []string{exe, "-test.run=^$"}, Env: []string{mcptest.EnvServe + "=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +43,7 @@ func TestStdioServer(t *testing.T) {
 }
 
 func TestHTTPServer(t *testing.T) {
-	srv := testServer()
+	srv := mcptest.NewServer()
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -19,14 +19,33 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// asError fails the test when err is not a *backend.Error.
-func asError(t *testing.T, err error) *backend.Error {
+// AsError fails the test when err is not a *backend.Error.
+func AsError(t *testing.T, err error) *backend.Error {
 	t.Helper()
 	var e *backend.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("err = %v, want a *backend.Error", err)
 	}
 	return e
+}
+
+// Stream runs req, collecting the chunks: the request succeeds in at
+// least minChunks chunks whose concatenation is Response.Text. The caller
+// checks the figures, which differ per server.
+func Stream(t *testing.T, b backend.Backend, req backend.Request, minChunks int) backend.Response {
+	t.Helper()
+	var chunks []string
+	resp, err := b.Generate(ctxFor(t), req, func(s string) error {
+		chunks = append(chunks, s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) < minChunks || strings.Join(chunks, "") != resp.Text {
+		t.Errorf("chunks %q do not make up text %q (want at least %d)", chunks, resp.Text, minChunks)
+	}
+	return resp
 }
 
 // StopSequence generates greedily, then again with a stop sequence taken
@@ -73,7 +92,7 @@ func CancelMidStream(t *testing.T, b backend.Backend, req backend.Request) {
 		}
 		return nil
 	})
-	e := asError(t, err)
+	e := AsError(t, err)
 	if e.Kind != backend.KindCanceled || !e.Consumed || !errors.Is(err, context.Canceled) || !errors.Is(err, backend.ErrCanceled) {
 		t.Fatalf("err = %#v, want canceled with Consumed", err)
 	}
@@ -117,14 +136,14 @@ func ServerKilled(t *testing.T, b backend.Backend, srv Server, req backend.Reque
 		}
 		return nil
 	})
-	e := asError(t, err)
+	e := AsError(t, err)
 	if e.Kind != backend.KindStreamCut || !e.Consumed || backend.Retryable(err) || len(resp.Text) < 3 {
 		t.Fatalf("err = %#v, text %q; want stream_cut, consumed, not retryable, and what arrived", err, resp.Text)
 	}
 
 	start := time.Now()
 	_, err = b.Generate(ctxFor(t), req, nil)
-	if e := asError(t, err); e.Kind != backend.KindUnreachable || e.Consumed || !errors.Is(err, backend.ErrUnreachable) {
+	if e := AsError(t, err); e.Kind != backend.KindUnreachable || e.Consumed || !errors.Is(err, backend.ErrUnreachable) {
 		t.Fatalf("err = %#v, want unreachable", err)
 	}
 	if d := time.Since(start); d < minBackoff {

@@ -11,6 +11,10 @@
 //     backend.Retryable allows (nothing consumed, transient).
 //   - ReadErrorBody: reads a bounded amount of a non-2xx answer, through
 //     the watchdog, for the backend to dig the server's message out of.
+//   - Delivery: hands streamed pieces to the caller's callback, keeps the
+//     text and the time to the first chunk, and marks the callback's own
+//     error (CallbackError) so it is returned unchanged, never retried.
+//   - Or, HTTPClient: the defaults rule of the backends' Config fields.
 //
 // What is particular to one server (its wire format, its error shapes,
 // which failures mean what before and after an answer) stays in that
