@@ -22,7 +22,8 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	reqs  map[string]int
-	auths []string // Authorization headers seen
+	auths []string   // Authorization headers seen
+	conns []net.Conn // open connections, closed when the test ends
 }
 
 // Start proxies to targetURL (http://host:port) until the test ends. The
@@ -48,8 +49,25 @@ func Start(t testing.TB, targetURL string, limit int, paths ...string) *Proxy {
 			go func() { defer wg.Done(); p.serve(c, done) }()
 		}
 	}()
-	t.Cleanup(func() { close(done); l.Close(); wg.Wait() })
+	t.Cleanup(func() {
+		close(done)
+		l.Close()
+		// A copy blocked on a server that never answers would keep its
+		// goroutine, and the test, waiting: close every connection.
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+		wg.Wait()
+	})
 	return p
+}
+
+func (p *Proxy) track(c net.Conn) {
+	p.mu.Lock()
+	p.conns = append(p.conns, c)
+	p.mu.Unlock()
 }
 
 // URL is the proxy's base URL.
@@ -70,6 +88,7 @@ func (p *Proxy) Auths() []string {
 }
 
 func (p *Proxy) serve(c net.Conn, done chan struct{}) {
+	p.track(c)
 	defer c.Close()
 	req, err := http.ReadRequest(bufio.NewReader(c))
 	if err != nil {
@@ -83,6 +102,7 @@ func (p *Proxy) serve(c net.Conn, done chan struct{}) {
 	if err != nil {
 		return
 	}
+	p.track(up)
 	defer up.Close()
 	req.Close = true // one request per upstream connection
 	if err := req.Write(up); err != nil {

@@ -84,3 +84,34 @@ func TestPassesOtherPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanupWithSilentServer: a server that never answers must not keep
+// the test from ending (the proxy closes its connections at cleanup).
+func TestCleanupWithSilentServer(t *testing.T) {
+	release := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer silent.Close()
+	defer close(release)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t.Run("inner", func(t *testing.T) {
+			p := Start(t, silent.URL, -1)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			if _, err := get(ctx, p.URL()+"/x", ""); err == nil {
+				t.Error("a silent server answered")
+			}
+		})
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the proxy's cleanup hangs on a silent server")
+	}
+}
