@@ -21,9 +21,16 @@ type Case struct {
 	Template string // family name ("" = chatml)
 	Format   string // tool-call format ("" = the family's native one)
 	Mode     backend.Mode
-	// Constrained sends the call schema (with an answer alternative, so
-	// restraint cases stay possible).
+	// Constrained sends the call schema. It has an answer alternative,
+	// so restraint cases stay possible, unless RequireCall is set.
 	Constrained bool
+	// RequireCall, with Constrained, leaves the answer alternative out of
+	// the schema: every attempt must be a call. Set it for cases that
+	// expect calls; a model that may answer under the constraint mostly
+	// answers (a random one always takes the shorter way out), so without
+	// it a constrained run never measures a call. It has no effect
+	// unconstrained (prose cannot be forbidden by the prompt alone).
+	RequireCall bool
 	// ConstrainMaxString bounds unbounded strings under the constraint
 	// (see SchemaOptions.MaxString).
 	ConstrainMaxString int
@@ -167,7 +174,7 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	var p StreamParser
 	var err error
 	if c.Constrained {
-		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: true, MaxString: c.ConstrainMaxString}); err != nil {
+		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: !c.RequireCall, MaxString: c.ConstrainMaxString}); err != nil {
 			return a, nil, err
 		}
 		p = &constrainedParser{}

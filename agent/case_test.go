@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -80,13 +81,76 @@ func TestRunCaseBackendError(t *testing.T) {
 }
 
 func TestRunCaseConstrained(t *testing.T) {
-	b := &scriptBackend{replies: []reply{{text: `{"name":"read_file","arguments":{"path":"a"}}`}}, constrain: true}
-	res, err := RunCase(context.Background(), b, Case{Model: "m", Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}, Tools: testTools, Constrained: true, Mode: backend.ModeChat})
-	if err != nil || !res.OK || len(res.Attempts[0].Calls) != 1 {
-		t.Fatalf("%v %+v", err, res)
+	tests := []struct {
+		name        string
+		requireCall bool
+		reply       string
+		wantAnswer  bool // the schema sent has the answer alternative
+		wantCalls   int
+	}{
+		// A restraint case keeps the answer branch, so the model may answer.
+		{name: "answer allowed", reply: `{"answer":"no tool needed"}`, wantAnswer: true},
+		{name: "answer allowed, call made", reply: `{"name":"read_file","arguments":{"path":"a"}}`, wantAnswer: true, wantCalls: 1},
+		// A case that expects calls constrains to calls only.
+		{name: "call required", requireCall: true, reply: `{"name":"read_file","arguments":{"path":"a"}}`, wantCalls: 1},
 	}
-	req := b.reqs()[0]
-	if len(req.Format) == 0 || len(req.Messages) == 0 || req.Prompt != "" {
-		t.Errorf("request %+v", req)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &scriptBackend{replies: []reply{{text: tt.reply}}, constrain: true}
+			res, err := RunCase(context.Background(), b, Case{Model: "m", Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}, Tools: testTools,
+				Constrained: true, RequireCall: tt.requireCall, Mode: backend.ModeChat})
+			if err != nil || !res.OK || len(res.Attempts[0].Calls) != tt.wantCalls {
+				t.Fatalf("%v %+v", err, res)
+			}
+			req := b.reqs()[0]
+			if len(req.Format) == 0 || len(req.Messages) == 0 || req.Prompt != "" {
+				t.Fatalf("request %+v", req)
+			}
+			alts := schemaAlternatives(t, req.Format)
+			answer, calls := 0, map[string]bool{}
+			for _, a := range alts {
+				if _, ok := a.Properties["answer"]; ok {
+					answer++
+				}
+				if n, ok := a.Properties["name"]; ok {
+					calls[n.Const] = true
+				}
+			}
+			if (answer == 1) != tt.wantAnswer {
+				t.Errorf("%d answer alternatives in %s, want answer allowed %v", answer, req.Format, tt.wantAnswer)
+			}
+			for _, tool := range testTools {
+				if !calls[tool.Name] {
+					t.Errorf("no call alternative for %s in %s", tool.Name, req.Format)
+				}
+			}
+			if len(alts) != len(testTools)+answer {
+				t.Errorf("%d alternatives in %s", len(alts), req.Format)
+			}
+		})
 	}
+}
+
+// schemaAlt is the part of a CallSchema alternative the tests look at.
+type schemaAlt struct {
+	Properties map[string]struct {
+		Const string `json:"const"`
+	} `json:"properties"`
+}
+
+// schemaAlternatives returns the alternatives of a CallSchema (a schema
+// with one alternative is that alternative).
+func schemaAlternatives(t *testing.T, schema []byte) []schemaAlt {
+	t.Helper()
+	var s struct {
+		AnyOf []schemaAlt `json:"anyOf"`
+		schemaAlt
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		t.Fatalf("schema %s: %v", schema, err)
+	}
+	if len(s.AnyOf) > 0 {
+		return s.AnyOf
+	}
+	return []schemaAlt{s.schemaAlt}
 }

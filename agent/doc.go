@@ -54,7 +54,7 @@
 //	res, err := agent.RunCase(ctx, b, agent.Case{
 //		Model: "m", Messages: msgs, Tools: tools,
 //		Template: "qwen2.5", Format: "hermes", Mode: backend.ModeRaw,
-//		Constrained: false, Strict: false, MaxRetries: 2, Options: backend.Options{…},
+//		Constrained: false, RequireCall: false, Strict: false, MaxRetries: 2, Options: backend.Options{…},
 //	})
 //	for _, a := range res.Attempts {
 //		a.Raw, a.Content, a.Calls, a.ParseErrors, a.Invalid, a.Usage, a.TTFT, a.Duration, a.OK()
@@ -65,7 +65,10 @@
 // calls is followed (while the budget lasts) by another one that sees the
 // model-facing errors as results of the failed calls. RunCase stops at the
 // first attempt without errors (a valid call or a plain answer); judging
-// the calls against expectations is the benchmark's job.
+// the calls against expectations is the benchmark's job. A constrained
+// case's schema keeps the answer alternative (restraint cases) unless
+// Case.RequireCall is set: the benchmark sets it for cases that expect
+// calls, so their every attempt is a call.
 //
 // # Constrained calls
 //

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/ollama"
 	"github.com/toolharness/toolharness/backend/openai"
@@ -95,17 +93,13 @@ var userTurns = []string{
 // runKVSession runs the ten-message session of the KV tests with
 // constrained, required calls against srv.
 func runKVSession(t *testing.T, srv *ollamatest.Server, b backend.Backend, mode backend.Mode, r Renderer) kvRun {
-	return runKVSessionModel(t, srv, srv.Model, b, mode, r)
-}
-
-func runKVSessionModel(t *testing.T, srv *ollamatest.Server, model string, b backend.Backend, mode backend.Mode, r Renderer) kvRun {
 	t.Helper()
 	ctx := e2eCtx(t, 8*time.Minute)
 	ws := e2eWorkspace(t)
 	_, tools := e2eTools(t, r, ws)
 	temp, seed := 0.7, 42
 	s, err := New(ctx, Config{
-		Backend: b, Model: model, Mode: mode, Renderer: r, Tools: tools, Env: testEnv,
+		Backend: b, Model: srv.Model, Mode: mode, Renderer: r, Tools: tools, Env: testEnv,
 		Constrained: true, RequireCall: true, ConstrainMaxString: 16, MaxTurns: 2, MaxRetries: 2,
 		Options: backend.Options{MaxTokens: 96, NumCtx: 32768, Temperature: &temp, Seed: &seed},
 	})
@@ -217,16 +211,11 @@ func TestE2EChatSessionKVReuseChatMode(t *testing.T) {
 }
 
 func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
-	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), bigContext())
 	// /v1 takes no num_ctx per request: the model's own must fit the
 	// session, or Ollama silently drops the oldest messages (v0.6.5
-	// ignores OLLAMA_CONTEXT_LENGTH). A model with a larger num_ctx:
-	model := srv.Model + "-32k"
-	stream := false
-	if err := srv.Client().Create(e2eCtx(t, time.Minute), &api.CreateRequest{Model: model, From: srv.Model, Stream: &stream,
-		Parameters: map[string]any{"num_ctx": 32768, "num_thread": 1, "stop": []string{"<|im_end|>"}}}, func(api.ProgressResponse) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	// ignores OLLAMA_CONTEXT_LENGTH). A model registered with a larger
+	// num_ctx:
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), bigContext(), ollamatest.WithParameters(map[string]any{"num_ctx": 32768}))
 	b, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", StallTimeout: time.Minute, Quirks: openai.OllamaQuirks()})
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +224,7 @@ func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := runKVSessionModel(t, srv, model, b, backend.ModeChat, r)
+	run := runKVSession(t, srv, b, backend.ModeChat, r)
 	if run.calls < len(userTurns) {
 		t.Errorf("%d tool calls in %d messages", run.calls, len(userTurns))
 	}

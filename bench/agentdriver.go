@@ -17,10 +17,17 @@ type AgentDriver struct {
 	// Backends holds one backend per endpoint URL.
 	Backends map[string]backend.Backend
 	// Template returns the template family of a model ("" = chatml).
-	Template    func(ctx context.Context, endpoint, model string) string
-	MaxRetries  int
+	Template   func(ctx context.Context, endpoint, model string) string
+	MaxRetries int
+	// Constrained sends the call schema as the server's output
+	// constraint. A case that expects calls is constrained to calls only;
+	// restraint cases (and cases without an expectation) keep the answer
+	// alternative, so restraint stays possible.
 	Constrained bool
-	Options     backend.Options
+	// ConstrainMaxString bounds strings without a maxLength under the
+	// constraint (agent.SchemaOptions.MaxString); 0 leaves them unbounded.
+	ConstrainMaxString int
+	Options            backend.Options
 
 	mu        sync.Mutex
 	templates map[string]string
@@ -43,7 +50,8 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	run := CaseRun{FormatUsed: renderer.Format()}
 	res, err := agent.RunCase(ctx, b, agent.Case{
 		Model: cell.Model, Messages: c.Messages, Tools: c.Tools, Mode: backend.Mode(cell.Mode),
-		Constrained: d.Constrained, MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
+		Constrained: d.Constrained, RequireCall: len(c.Expect.Calls) > 0, ConstrainMaxString: d.ConstrainMaxString,
+		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
 	})
 	var parser Parser
 	if !d.Constrained {

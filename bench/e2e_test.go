@@ -1,12 +1,18 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/ollama"
+	"github.com/toolharness/toolharness/bench/stats"
 	"github.com/toolharness/toolharness/internal/ollamatest"
 )
 
@@ -30,20 +36,24 @@ cases:
 	return s
 }
 
-// e2eMaxTokens bounds constrained generations: the random model fills a
-// string until it happens to close it (about 1 in 95 per token), so a
-// constrained attempt can still end truncated.
-const e2eMaxTokens = 160
+// e2eMaxTokens bounds constrained generations. The random model fills a
+// string until it happens to close it (about 1 in 95 per token), so
+// constrained runs also bound strings (e2eConstrainMaxString): the grammar
+// then ends every object well within the limit.
+const (
+	e2eMaxTokens          = 160
+	e2eConstrainMaxString = 16
+)
 
 func e2eDriver(t *testing.T, constrained bool, servers ...*ollamatest.Server) (*AgentDriver, []Endpoint) {
 	t.Helper()
 	temp, seed := 0.8, 7
-	maxTokens := 32
+	maxTokens, maxString := 32, 0
 	if constrained {
-		maxTokens = e2eMaxTokens
+		maxTokens, maxString = e2eMaxTokens, e2eConstrainMaxString
 	}
 	d := &AgentDriver{Backends: map[string]backend.Backend{}, MaxRetries: 1, Constrained: constrained,
-		Options: backend.Options{Temperature: &temp, Seed: &seed, MaxTokens: maxTokens}}
+		ConstrainMaxString: maxString, Options: backend.Options{Temperature: &temp, Seed: &seed, MaxTokens: maxTokens}}
 	var eps []Endpoint
 	for _, s := range servers {
 		b, err := ollama.New(ollama.Config{Host: s.URL})
@@ -136,9 +146,17 @@ func TestE2EBenchRun(t *testing.T) {
 		if len(s.Groups) != 2 || len(s.Comparisons) != 2 {
 			t.Fatalf("%d groups, %d comparisons", len(s.Groups), len(s.Comparisons))
 		}
+		schemas := toolSchemas(t, suite)
 		for _, g := range s.Groups {
-			t.Logf("%s/%s: strict %v lenient %v first-try %v verdicts %v", g.Model, g.Format,
-				g.StrictFailure, g.LenientFailure, g.FirstTry, g.Verdicts)
+			var group []Record
+			for _, r := range after {
+				if r.Format == g.Format {
+					group = append(group, r)
+				}
+			}
+			valid, n := validCallRate(group, schemas)
+			t.Logf("unconstrained %s: call-expecting first attempts that are schema-valid calls %d/%d; strict failure %s, lenient failure %s, first-try success %s, missed call %s, false call %s, verdicts %v",
+				g.Format, valid, n, kn(g.StrictFailure), kn(g.LenientFailure), kn(g.FirstTry), kn(g.MissedCall), kn(g.FalseCall), g.Verdicts)
 			if g.Cases != len(suite.Cases)*repeats {
 				t.Errorf("%s: %d cases", g.Format, g.Cases)
 			}
@@ -149,32 +167,115 @@ func TestE2EBenchRun(t *testing.T) {
 		cdir := t.TempDir()
 		d, eps := e2eDriver(t, true, s1, s2)
 		ccells, _ := ParseCells([]string{s1.Model}, []string{"hermes"}, []string{"raw"})
-		res, err := Run(context.Background(), RunConfig{Suite: suite, Cells: ccells, Repeats: 1, Driver: d, Endpoints: eps, Out: cdir})
+		const crepeats = 2
+		res, err := Run(context.Background(), RunConfig{Suite: suite, Cells: ccells, Repeats: crepeats, Driver: d, Endpoints: eps, Out: cdir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Done != len(suite.Cases) {
+		if res.Done != len(suite.Cases)*crepeats {
 			t.Fatalf("done %d", res.Done)
 		}
-		// The grammar forces a schema-valid object: an attempt that ended
-		// before the token limit parses cleanly and names a tool of the case.
-		finished := 0
+		// A case that expects calls is constrained to calls only, and the
+		// grammar (strings bounded by e2eConstrainMaxString) makes every
+		// attempt one schema-valid call of a tool of the case. Restraint
+		// cases keep the answer alternative: a call or an answer, but
+		// schema-valid either way.
+		schemas := toolSchemas(t, suite)
 		for _, r := range res.Records {
 			if r.Error != "" {
 				t.Errorf("%s attempt %d: %s", r.ID, r.Attempt, r.Error)
+				continue
 			}
 			if r.GeneratedTokens >= e2eMaxTokens {
-				continue // truncated by the limit, not by the grammar
+				t.Errorf("%s attempt %d: cut by the token limit (%d tokens) although strings are bounded; raw %q", r.ID, r.Attempt, r.GeneratedTokens, r.Raw)
+				continue
 			}
-			finished++
 			if r.Lenient.Failed() || len(r.SchemaErrors) > 0 {
 				t.Errorf("%s attempt %d: constrained output failed: parse %+v, schema %+v\nraw: %q", r.ID, r.Attempt, r.Lenient, r.SchemaErrors, r.Raw)
 			}
-		}
-		if finished == 0 {
-			t.Errorf("no constrained attempt finished within %d tokens", e2eMaxTokens)
+			if r.ExpectNoCall {
+				continue
+			}
+			if len(r.Lenient.Calls) != 1 {
+				t.Errorf("%s attempt %d: %d calls, want exactly one (the schema has no answer branch); raw %q", r.ID, r.Attempt, len(r.Lenient.Calls), r.Raw)
+				continue
+			}
+			call := r.Lenient.Calls[0]
+			sch, ok := schemas[call.Name]
+			if !ok {
+				t.Errorf("%s attempt %d: called %q, not a tool of the case", r.ID, r.Attempt, call.Name)
+				continue
+			}
+			if err := validateArgs(sch, call.Arguments); err != nil {
+				t.Errorf("%s attempt %d: %s(%s) is not schema-valid: %v", r.ID, r.Attempt, call.Name, call.Arguments, err)
+			}
 		}
 		g := Summarize(res.Records).Groups[0]
-		t.Logf("constrained: %d of %d attempts finished; lenient failures %v, verdicts %v", finished, len(res.Records), g.LenientFailure, g.Verdicts)
+		valid, n := validCallRate(res.Records, schemas)
+		t.Logf("constrained hermes: %d attempts in %d cases; call-expecting first attempts that are schema-valid calls %d/%d; strict failure %s, lenient failure %s, first-try success %s, missed call %s, false call %s, wrong tool %s, verdicts %v",
+			len(res.Records), res.Done, valid, n, kn(g.StrictFailure), kn(g.LenientFailure), kn(g.FirstTry), kn(g.MissedCall), kn(g.FalseCall), kn(g.WrongTool), g.Verdicts)
 	})
+}
+
+// kn writes a rate as k/n.
+func kn(r stats.Rate) string { return fmt.Sprintf("%d/%d", r.K, r.N) }
+
+// toolSchemas compiles the parameter schema of every tool of the suite.
+func toolSchemas(t *testing.T, s Suite) map[string]*jsonschema.Schema {
+	t.Helper()
+	out := map[string]*jsonschema.Schema{}
+	for _, c := range s.Cases {
+		for _, tool := range c.Tools {
+			if _, ok := out[tool.Name]; ok {
+				continue
+			}
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tool.Parameters))
+			if err != nil {
+				t.Fatalf("%s: %v", tool.Name, err)
+			}
+			comp := jsonschema.NewCompiler()
+			url := "mem://" + tool.Name + ".json"
+			if err := comp.AddResource(url, doc); err != nil {
+				t.Fatal(err)
+			}
+			if out[tool.Name], err = comp.Compile(url); err != nil {
+				t.Fatalf("%s: %v", tool.Name, err)
+			}
+		}
+	}
+	return out
+}
+
+func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(v)
+}
+
+// validCallRate counts the first attempts of call-expecting cases that
+// are one or more calls, all of a tool of the case with schema-valid
+// arguments, and nothing the parser or registry objected to.
+func validCallRate(recs []Record, schemas map[string]*jsonschema.Schema) (valid, n int) {
+	for _, r := range recs {
+		if r.Attempt != 0 || r.Error != "" || len(r.Expected) == 0 {
+			continue
+		}
+		n++
+		if r.Lenient.Failed() || len(r.SchemaErrors) > 0 || len(r.Lenient.Calls) == 0 {
+			continue
+		}
+		ok := true
+		for _, c := range r.Lenient.Calls {
+			sch, known := schemas[c.Name]
+			if !known || validateArgs(sch, c.Arguments) != nil {
+				ok = false
+			}
+		}
+		if ok {
+			valid++
+		}
+	}
+	return valid, n
 }

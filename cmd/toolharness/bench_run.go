@@ -29,7 +29,8 @@ func liveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-tokens", Value: 512, Usage: "generated-token limit per attempt"},
 		&cli.IntFlag{Name: "num-ctx", Usage: "context window to request (Ollama num_ctx; 0: backend default)"},
 		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "retries after a parse or validation error, with the error fed back"},
-		&cli.BoolFlag{Name: "constrained", Usage: "constrain calls to the tools' JSON Schema where the server can"},
+		&cli.BoolFlag{Name: "constrained", Usage: "constrain output to the tools' JSON Schema where the server can (calls only for cases that expect calls)"},
+		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
 		&cli.StringSliceFlag{Name: "endpoint", Usage: "model server URL, repeatable; URL#N runs N cases there at once (default: --host)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "cases at once per endpoint without #N"},
 		&cli.StringFlag{Name: "backend", Value: "ollama", Usage: "server kind: ollama or llamacpp"},
@@ -147,7 +148,8 @@ func parseEndpoints(c *cli.Context) ([]bench.Endpoint, error) {
 func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (*bench.AgentDriver, error) {
 	d := &bench.AgentDriver{
 		Backends: map[string]backend.Backend{}, MaxRetries: c.Int("max-retries"), Constrained: c.Bool("constrained"),
-		Options: backend.Options{MaxTokens: c.Int("max-tokens"), NumCtx: c.Int("num-ctx")},
+		ConstrainMaxString: c.Int("constrained-max-string"),
+		Options:            backend.Options{MaxTokens: c.Int("max-tokens"), NumCtx: c.Int("num-ctx")},
 	}
 	temp := c.Float64("temperature")
 	d.Options.Temperature = &temp

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/internal/ollamatest"
+	"github.com/toolharness/toolharness/registry/mcp/mcptest"
 )
 
 // agentWorkspace is a workspace with a file and a skills directory.
@@ -214,4 +217,86 @@ func TestE2EDetectTemplate(t *testing.T) {
 	if fam := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
 		t.Errorf("unknown model: family %q, notes %q", fam, notes.String())
 	}
+}
+
+// TestE2ERunMCP runs a task whose only tools come from a real MCP server
+// over stdio (this test binary serving mcptest's server, see TestMain in
+// tools_test.go): the constrained, required first reply calls one of them,
+// the loop runs it through the server, and the trace holds the call and
+// the server's own result.
+func TestE2ERunMCP(t *testing.T) {
+	srv := ollamatest.Start(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(exe, " \t") {
+		t.Fatalf("test binary path %q has spaces; --mcp splits the command at spaces: set GOTMPDIR to a path without spaces", exe)
+	}
+	t.Setenv(mcptest.EnvServe, "1") // inherited by the server process
+	ws, _ := agentWorkspace(t)
+	trace := filepath.Join(t.TempDir(), "mcp.jsonl")
+	args := append([]string{"--host", srv.URL, "run", "--mcp", "calc=" + exe + " -test.run=^$", "--yes", "--workspace", ws, "--max-turns", "1"},
+		tinyFlags(srv, trace)...)
+	code, stdout, stderr := runAgentCLI("", append(args, "add 2 and 3")...)
+	// One generation allowed and it must be a call: the task hits the turn
+	// limit after the call ran.
+	if code != exitLimit {
+		t.Fatalf("exit %d, want %d (limit); stderr:\n%s", code, exitLimit, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q: no answer was given", stdout)
+	}
+	type step struct {
+		Calls   []agent.TraceCall   `json:"calls"`
+		Results []agent.TraceResult `json:"results"`
+		Ran     []string            `json:"ran"`
+	}
+	var steps []step
+	for _, r := range traceRecords(t, trace) {
+		if r["type"] != "step" {
+			continue
+		}
+		data, _ := json.Marshal(r)
+		var s step
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, s)
+	}
+	if len(steps) != 1 || len(steps[0].Calls) != 1 || len(steps[0].Results) != 1 {
+		t.Fatalf("trace steps %+v; stderr:\n%s", steps, stderr)
+	}
+	call, res := steps[0].Calls[0], steps[0].Results[0]
+	if res.CallID != call.ID || res.Name != call.Name || len(steps[0].Ran) != 1 || steps[0].Ran[0] != call.ID {
+		t.Errorf("call %+v, result %+v, ran %v: the result must be the call's, and its handler must have run", call, res, steps[0].Ran)
+	}
+	if !strings.Contains(stderr, "● "+call.Name+"(") || !strings.Contains(stderr, "⎿ ") {
+		t.Errorf("stderr lacks the call line or its result:\n%s", stderr)
+	}
+	// The result is what the MCP server computes from the arguments.
+	switch call.Name {
+	case "mcp__calc__add":
+		var a struct{ A, B int64 }
+		if err := json.Unmarshal(call.Arguments, &a); err != nil {
+			t.Fatalf("arguments %s: %v", call.Arguments, err)
+		}
+		if want := strconv.FormatInt(a.A+a.B, 10); res.Content != want || res.IsError {
+			t.Errorf("add(%d, %d) returned %q (error %v), want %s", a.A, a.B, res.Content, res.IsError, want)
+		}
+	case "mcp__calc__shout":
+		var a struct{ Text string }
+		if err := json.Unmarshal(call.Arguments, &a); err != nil {
+			t.Fatalf("arguments %s: %v", call.Arguments, err)
+		}
+		switch {
+		case a.Text == "" && (!res.IsError || !strings.Contains(res.Content, "nothing to shout")):
+			t.Errorf("shout(%q) returned %q (error %v), want the server's error", a.Text, res.Content, res.IsError)
+		case a.Text != "" && (res.Content != strings.ToUpper(a.Text) || res.IsError):
+			t.Errorf("shout(%q) returned %q (error %v)", a.Text, res.Content, res.IsError)
+		}
+	default:
+		t.Fatalf("called %q, not a tool of the MCP server", call.Name)
+	}
+	t.Logf("%s(%s) → %q", call.Name, call.Arguments, res.Content)
 }

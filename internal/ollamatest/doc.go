@@ -86,7 +86,11 @@
 //     registered with num_ctx 4096 (the value backend/ollama picks for
 //     small prompts; every other num_ctx makes Ollama reload the model,
 //     about 0.3 s). ModelSpec.AddBOS makes the
-//     tokenizer prepend <|endoftext|> to every raw prompt by itself.
+//     tokenizer prepend <|endoftext|> to every raw prompt by itself;
+//   - WithParameters(map[string]any{"num_ctx": 32768}) registers it with
+//     other parameters (over these defaults) and under a name of its own.
+//     That is how a /v1 test gets a larger context: /v1 takes no num_ctx
+//     per request, and Ollama v0.6.5 ignores OLLAMA_CONTEXT_LENGTH.
 //
 // Ollama's prompt_eval_count counts the whole prompt, cached or not; the
 // only view of KV-cache reuse is the runner's debug line, parsed by

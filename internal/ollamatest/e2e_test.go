@@ -197,3 +197,28 @@ func TestE2EKillRestartTwoServers(t *testing.T) {
 		t.Fatalf("restarted server: %v", err)
 	}
 }
+
+// TestE2EWithParameters registers the model with a larger num_ctx: the
+// server reports the parameter, and a request that sets none (as /v1
+// cannot) loads the model with it.
+func TestE2EWithParameters(t *testing.T) {
+	srv := Start(t, WithOwnProcess(), WithParameters(map[string]any{"num_ctx": 8192}))
+	if !strings.HasPrefix(srv.Model, "toolharness-tiny:") || strings.Count(srv.Model, "-") != 2 {
+		t.Errorf("model name %q: want the parameters in the tag", srv.Model)
+	}
+	show, err := srv.Client().Show(ctxFor(t), &api.ShowRequest{Model: srv.Model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := strings.Join(strings.Fields(show.Parameters), " ")
+	for _, want := range []string{"num_ctx 8192", "num_thread 1", `stop "<|im_end|>"`} {
+		if !strings.Contains(params, want) {
+			t.Errorf("parameters %q lack %q", show.Parameters, want)
+		}
+	}
+	// The warm-up request set no options: the runner started with the
+	// registered context size.
+	if log := srv.Log(); !strings.Contains(log, "--ctx-size 8192") {
+		t.Errorf("the runner did not start with --ctx-size 8192; log tail:\n%s", tail(log, 3000))
+	}
+}

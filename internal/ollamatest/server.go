@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,10 +43,11 @@ const startTimeout = 60 * time.Second
 type Option func(*config)
 
 type config struct {
-	spec  ModelSpec
-	env   map[string]string
-	owned bool
-	warm  bool
+	spec   ModelSpec
+	env    map[string]string
+	params map[string]any
+	owned  bool
+	warm   bool
 }
 
 // WithSpec registers a model built from spec instead of DefaultSpec().
@@ -54,6 +56,24 @@ func WithSpec(spec ModelSpec) Option { return func(c *config) { c.spec = spec } 
 // WithEnv sets an environment variable of the started server (for example
 // OLLAMA_NUM_PARALLEL). It has no effect on an external server.
 func WithEnv(key, value string) Option { return func(c *config) { c.env[key] = value } }
+
+// WithParameters registers the model with these parameters (what a
+// Modelfile's PARAMETER lines set: num_ctx, temperature, stop, …) over the
+// defaults (stop <|im_end|>, num_ctx 4096, num_thread 1). A request's own
+// options still win; the parameters matter where a request cannot carry
+// them, as on /v1 (no num_ctx per request). The model then gets a name of
+// its own (Server.Model), so it never clashes with the default model on a
+// shared server. Several WithParameters add up; a later key wins.
+func WithParameters(params map[string]any) Option {
+	return func(c *config) {
+		if c.params == nil {
+			c.params = map[string]any{}
+		}
+		for k, v := range params {
+			c.params[k] = v
+		}
+	}
+}
 
 // WithOwnProcess starts a server even when TOOLHARNESS_OLLAMA_HOST is set:
 // tests that kill the server or read its log need one of their own.
@@ -147,7 +167,7 @@ func (s *Server) setUp(c config) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	if err := s.register(ctx, c.spec); err != nil {
+	if err := s.register(ctx, c.spec, c.params); err != nil {
 		return err
 	}
 	if c.warm {
@@ -292,8 +312,8 @@ func (s *Server) spawn() error {
 
 // register writes the tiny GGUF, uploads it as a blob and creates the
 // model through the API (the same path for a started and an external
-// server).
-func (s *Server) register(ctx context.Context, spec ModelSpec) error {
+// server), with the default parameters overridden by params.
+func (s *Server) register(ctx context.Context, spec ModelSpec, params map[string]any) error {
 	path := filepath.Join(s.dir, "tiny.gguf")
 	if err := WriteModel(path, spec); err != nil {
 		return err
@@ -304,29 +324,62 @@ func (s *Server) register(ctx context.Context, spec ModelSpec) error {
 	}
 	sum := sha256.Sum256(data)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	s.Model = "toolharness-tiny:" + hex.EncodeToString(sum[:4])
+	name, merged, err := modelName(sum, params)
+	if err != nil {
+		return err
+	}
+	s.Model = name
 	c := s.Client()
 	if err := c.CreateBlob(ctx, digest, bytes.NewReader(data)); err != nil {
 		return fmt.Errorf("ollamatest: upload model blob to %s: %w%s", s.URL, err, s.logHint())
 	}
 	stream := false
 	req := &api.CreateRequest{
-		Model:    s.Model,
-		Stream:   &stream,
-		Files:    map[string]string{"tiny.gguf": digest},
-		Template: ChatMLTemplate,
-		// num_ctx 4096 is backend/ollama's default pick for small prompts:
-		// the same value keeps the warm-up load from being redone (Ollama
-		// reloads a model whenever num_ctx changes).
-		// num_thread 1: with two threads, llama.cpp's threads spin at a
-		// barrier after every op, which on a busy machine (tests of other
-		// packages running alongside) made generation 10-50x slower.
-		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 4096, "num_thread": 1},
+		Model:      s.Model,
+		Stream:     &stream,
+		Files:      map[string]string{"tiny.gguf": digest},
+		Template:   ChatMLTemplate,
+		Parameters: merged,
 	}
 	if err := c.Create(ctx, req, func(api.ProgressResponse) error { return nil }); err != nil {
 		return fmt.Errorf("ollamatest: create model %s: %w%s", s.Model, err, s.logHint())
 	}
 	return nil
+}
+
+// defaultParameters are the parameters the tiny model is registered with.
+func defaultParameters() map[string]any {
+	return map[string]any{
+		"stop": []string{"<|im_end|>"},
+		// num_ctx 4096 is backend/ollama's default pick for small prompts:
+		// the same value keeps the warm-up load from being redone (Ollama
+		// reloads a model whenever num_ctx changes).
+		"num_ctx": 4096,
+		// num_thread 1: with two threads, llama.cpp's threads spin at a
+		// barrier after every op, which on a busy machine (tests of other
+		// packages running alongside) made generation 10-50x slower.
+		"num_thread": 1,
+	}
+}
+
+// modelName names the model after its GGUF (sum) and, when params are
+// given, after the parameters too, and returns the parameters to register.
+func modelName(sum [sha256.Size]byte, params map[string]any) (string, map[string]any, error) {
+	name := "toolharness-tiny:" + hex.EncodeToString(sum[:4])
+	merged := defaultParameters()
+	if len(params) == 0 {
+		return name, merged, nil
+	}
+	for k, v := range params {
+		merged[k] = v
+	}
+	// encoding/json sorts map keys: the same parameters, the same name.
+	enc, err := json.Marshal(merged)
+	if err != nil {
+		return "", nil, fmt.Errorf("ollamatest: model parameters: %w", err)
+	}
+	psum := sha256.Sum256(enc)
+	return name + "-" + hex.EncodeToString(psum[:4]), merged, nil
 }
 
 // Client is an Ollama API client for this server.

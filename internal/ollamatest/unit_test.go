@@ -126,3 +126,38 @@ func TestServerEnvIsolates(t *testing.T) {
 		t.Errorf("env = %v", got)
 	}
 }
+
+func TestModelNameAndParameters(t *testing.T) {
+	var sum [32]byte
+	copy(sum[:], "0123456789abcdef0123456789abcdef")
+	def, params, err := modelName(sum, nil)
+	if err != nil || def != "toolharness-tiny:30313233" {
+		t.Fatalf("default name %q, %v", def, err)
+	}
+	if diff := cmp.Diff(map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 4096, "num_thread": 1}, params); diff != "" {
+		t.Errorf("default parameters (-want +got):\n%s", diff)
+	}
+	big, params, err := modelName(sum, map[string]any{"num_ctx": 32768, "temperature": 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(big, def+"-") || len(big) != len(def)+9 {
+		t.Errorf("name with parameters %q, want %s-<8 hex>", big, def)
+	}
+	if diff := cmp.Diff(map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 32768, "num_thread": 1, "temperature": 0.5}, params); diff != "" {
+		t.Errorf("merged parameters (-want +got):\n%s", diff)
+	}
+	// The same parameters, however given, make the same name; others another.
+	var c config
+	WithParameters(map[string]any{"temperature": 0.5})(&c)
+	WithParameters(map[string]any{"num_ctx": 32768})(&c)
+	if again, _, _ := modelName(sum, c.params); again != big {
+		t.Errorf("same parameters named %q and %q", big, again)
+	}
+	if other, _, _ := modelName(sum, map[string]any{"num_ctx": 16384}); other == big || other == def {
+		t.Errorf("different parameters share the name %q", other)
+	}
+	if _, _, err := modelName(sum, map[string]any{"bad": func() {}}); err == nil {
+		t.Error("unencodable parameter: no error")
+	}
+}

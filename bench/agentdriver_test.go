@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolharness/toolharness/backend"
+)
+
+// recordingBackend keeps every request and answers each with a fixed
+// constrained-style JSON object: a call of tool f, or an answer when the
+// request's schema allows one.
+type recordingBackend struct {
+	mu   sync.Mutex
+	reqs []backend.Request
+}
+
+func (b *recordingBackend) Capabilities() backend.Capabilities {
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: true}
+}
+
+func (b *recordingBackend) Generate(_ context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
+	b.mu.Lock()
+	b.reqs = append(b.reqs, req)
+	b.mu.Unlock()
+	text := `{"name":"f","arguments":{"a":"x"}}`
+	if len(req.Format) > 0 && schemaAllowsAnswer(req.Format) {
+		text = `{"answer":"hi"}`
+	}
+	if onChunk != nil {
+		if err := onChunk(text); err != nil {
+			return backend.Response{Text: text}, err
+		}
+	}
+	return backend.Response{Text: text, Usage: backend.Usage{PromptTokens: 10, GeneratedTokens: len(text)}}, nil
+}
+
+// schemaAllowsAnswer reports whether a call schema (agent.CallSchema) has
+// the {"answer": …} alternative.
+func schemaAllowsAnswer(schema json.RawMessage) bool {
+	type alt struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	var s struct {
+		AnyOf []alt `json:"anyOf"`
+		alt
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return false
+	}
+	alts := append(s.AnyOf, s.alt)
+	for _, a := range alts {
+		if _, ok := a.Properties["answer"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAgentDriverConstrained checks what a constrained run asks of the
+// server: calls only for cases that expect calls, the answer alternative
+// for restraint cases, and the string bound; unconstrained runs send no
+// schema.
+func TestAgentDriverConstrained(t *testing.T) {
+	suite := testSuite(t)
+	cell := Cell{Model: "m", Format: "hermes", Mode: "raw"}
+	for _, constrained := range []bool{true, false} {
+		b := &recordingBackend{}
+		d := &AgentDriver{Backends: map[string]backend.Backend{"e": b}, Constrained: constrained, ConstrainMaxString: 12}
+		for _, c := range suite.Cases {
+			b.reqs = nil
+			run, err := d.RunCase(context.Background(), "e", cell, c)
+			if err != nil {
+				t.Fatalf("constrained %v, %s: %v", constrained, c.ID, err)
+			}
+			if len(b.reqs) == 0 || len(run.Attempts) == 0 {
+				t.Fatalf("constrained %v, %s: %d requests, %d attempts", constrained, c.ID, len(b.reqs), len(run.Attempts))
+			}
+			format := b.reqs[0].Format
+			if !constrained {
+				if len(format) != 0 {
+					t.Errorf("unconstrained %s sent a schema: %s", c.ID, format)
+				}
+				continue
+			}
+			if len(format) == 0 {
+				t.Fatalf("constrained %s sent no schema", c.ID)
+			}
+			if got, want := schemaAllowsAnswer(format), c.Expect.NoCall; got != want {
+				t.Errorf("%s (restraint %v): answer alternative %v in %s", c.ID, c.Expect.NoCall, got, format)
+			}
+			if !strings.Contains(string(format), `"maxLength":12`) {
+				t.Errorf("%s: the string bound is not in %s", c.ID, format)
+			}
+			a := run.Attempts[0]
+			if c.Expect.NoCall {
+				if len(a.Lenient.Calls) != 0 || a.Lenient.Content != "hi" {
+					t.Errorf("%s: %+v", c.ID, a.Lenient)
+				}
+				continue
+			}
+			if len(a.Lenient.Calls) != 1 || a.Lenient.Calls[0].Name != "f" || len(a.Lenient.Errors) != 0 || len(a.SchemaErrors) != 0 {
+				t.Errorf("%s: lenient %+v schema %+v", c.ID, a.Lenient, a.SchemaErrors)
+			}
+		}
+	}
+}
