@@ -69,7 +69,7 @@ func traceRecords(t *testing.T, path string) []map[string]any {
 // constrained by the server, the first reply a call, strings bounded.
 func tinyFlags(srv *ollamatest.Server, trace string) []string {
 	return []string{"--model", srv.Model, "--template", "chatml", "--constrained", "--require-call",
-		"--constrained-max-string", "16", "--max-tokens", "96", "--num-ctx", "16384", "--seed", "5", "--trace", trace}
+		"--constrained-max-string", "16", "--max-tokens", "256", "--num-ctx", "16384", "--seed", "5", "--trace", trace}
 }
 
 func TestE2ERunBuiltinTools(t *testing.T) {
