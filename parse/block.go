@@ -54,6 +54,20 @@ type block struct {
 
 	closed, reopened, trailed bool
 	startSent, earlyDone      bool
+	// nameMissed: scanName has looked for the name and not found it.
+	nameMissed bool
+}
+
+// hasNameEnd reports whether s holds a byte that ends a tool name scanName
+// can find: the closing quote of a JSON string or XML attribute, the '>'
+// of <function=…>.
+func hasNameEnd(s []byte) bool {
+	for _, c := range s {
+		if c == '"' || c == '\'' || c == '>' {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *block) reset(op *opener, start int) {
@@ -101,14 +115,14 @@ func (b *block) advance(old int, eof bool) (status, int) {
 		}
 		closer := b.op.closer
 		from := max(b.vstart, old-len(closer)+1)
-		k := bytes.Index(b.buf[from:], []byte(closer))
+		k := bytes.Index(b.buf[from:], b.op.closerB)
 		if k >= 0 {
 			k += from
 		}
 		if b.op.reopen {
 			m := b.op.marker
 			f2 := max(b.vstart, old-len(m)+1)
-			if r := bytes.Index(b.buf[f2:], []byte(m)); r >= 0 && (k < 0 || r+f2 < k) {
+			if r := bytes.Index(b.buf[f2:], b.op.markerB); r >= 0 && (k < 0 || r+f2 < k) {
 				b.vend, b.reopened = r+f2, true
 				return stDone, r + f2
 			}

@@ -262,7 +262,10 @@ func (b *block) mistralName(j int) verdict {
 // scanName finds the tool name in the first nameWindow bytes of the
 // content. Once found in a prefix, the same name is found in every longer
 // prefix, which keeps call-start events chunk-invariant.
-func (b *block) scanName() (string, bool) {
+//
+// tools is the catalog (nil without one): a name it registers is returned
+// as the catalog's string, so that finding it allocates nothing.
+func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 	switch b.op.dec {
 	case dTags:
 		return b.op.tool, true
@@ -281,32 +284,41 @@ func (b *block) scanName() (string, bool) {
 	if b.op.kind == kBracket || b.op.kind == kFence || (b.op.kind == kValue && b.sub == dJSON) {
 		dec = b.sub
 	}
+	var name []byte
+	ok := false
 	switch dec {
 	case dXML:
 		w = b.buf[:min(len(b.buf), b.vstart+nameWindow)]
-		return attrName(w, []byte("<invoke name="))
+		name, ok = attrName(w, []byte("<invoke name="))
 	case dQwenCoder:
-		return qwenName(w)
+		name, ok = qwenName(w)
 	case dToolCall:
 		j := skipWS(w, 0)
 		if j < len(w) && w[j] == '<' {
-			return qwenName(w)
+			name, ok = qwenName(w)
+		} else {
+			name, ok = jsonName(w)
 		}
-		return jsonName(w)
 	case dJSON, dMistral, dFence:
-		return jsonName(w)
+		name, ok = jsonName(w)
 	}
-	return "", false
+	if !ok {
+		return "", false
+	}
+	if t := tools[string(name)]; t != nil {
+		return t.name, true
+	}
+	return string(name), true
 }
 
 var nameKey = []byte(`"name"`)
 
-func jsonName(w []byte) (string, bool) {
+func jsonName(w []byte) ([]byte, bool) {
 	from := 0
 	for {
 		k := bytes.Index(w[from:], nameKey)
 		if k < 0 {
-			return "", false
+			return nil, false
 		}
 		k += from
 		from = k + 1
@@ -315,14 +327,14 @@ func jsonName(w []byte) (string, bool) {
 		}
 		j := skipWS(w, k+len(nameKey))
 		if j >= len(w) {
-			return "", false
+			return nil, false
 		}
 		if w[j] != ':' {
 			continue
 		}
 		j = skipWS(w, j+1)
 		if j >= len(w) {
-			return "", false
+			return nil, false
 		}
 		if w[j] != '"' {
 			continue
@@ -332,40 +344,40 @@ func jsonName(w []byte) (string, bool) {
 			e++
 		}
 		if e >= len(w) {
-			return "", false
+			return nil, false
 		}
 		if w[e] != '"' || e == j+1 {
 			continue
 		}
-		return string(w[j+1 : e]), true
+		return w[j+1 : e], true
 	}
 }
 
-func qwenName(w []byte) (string, bool) {
+func qwenName(w []byte) ([]byte, bool) {
 	k := bytes.Index(w, []byte("<function="))
 	if k < 0 {
-		return "", false
+		return nil, false
 	}
 	s := w[k+len("<function="):]
 	e := bytes.IndexAny(s, ">\n<")
 	if e <= 0 || s[e] != '>' {
-		return "", false
+		return nil, false
 	}
-	return string(bytes.TrimSpace(s[:e])), true
+	return bytes.TrimSpace(s[:e]), true
 }
 
-func attrName(w, prefix []byte) (string, bool) {
+func attrName(w, prefix []byte) ([]byte, bool) {
 	k := bytes.Index(w, prefix)
 	if k < 0 {
-		return "", false
+		return nil, false
 	}
 	s := w[k+len(prefix):]
 	if len(s) < 2 || (s[0] != '"' && s[0] != '\'') {
-		return "", false
+		return nil, false
 	}
 	e := bytes.IndexByte(s[1:], s[0])
 	if e <= 0 {
-		return "", false
+		return nil, false
 	}
-	return string(s[1 : 1+e]), true
+	return s[1 : 1+e], true
 }

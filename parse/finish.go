@@ -31,7 +31,7 @@ func (p *Parser) finish(end int, eof bool) {
 
 	if b.op.tentative && !b.startSent {
 		commit := false
-		if name, ok := b.scanName(); ok && p.acceptable(name) {
+		if name, ok := b.scanName(p.tools); ok && p.acceptable(name) {
 			commit = true
 		}
 		for _, c := range calls {
@@ -47,7 +47,7 @@ func (p *Parser) finish(end int, eof bool) {
 	// The call start a stream would have emitted early, emitted now if it
 	// was not, so that every chunking gives the same events.
 	if !b.startSent && b.op.dec != dMistral {
-		if name, ok := b.scanName(); ok && (!b.op.tentative || p.acceptable(name)) {
+		if name, ok := b.scanName(p.tools); ok && (!b.op.tentative || p.acceptable(name)) {
 			b.startSent = true
 			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 		}

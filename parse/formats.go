@@ -53,6 +53,9 @@ type opener struct {
 	tentative bool
 	// reopen: a repeat of the marker before the closer ends the block.
 	reopen bool
+	// markerB and closerB are marker and closer as bytes, made once by
+	// newTable so that looking for them in a block converts nothing.
+	markerB, closerB []byte
 }
 
 // table is the compiled opener set of one parser.
@@ -67,8 +70,17 @@ type table struct {
 
 // anyFirst reports whether s holds a byte a marker starts with.
 func (t *table) anyFirst(s string) bool {
+	f := &t.first
+	// Four bytes a step: streamed chunks are a few bytes, and this runs
+	// once per chunk of prose.
+	for len(s) >= 4 {
+		if f[s[0]] || f[s[1]] || f[s[2]] || f[s[3]] {
+			return true
+		}
+		s = s[4:]
+	}
 	for i := 0; i < len(s); i++ {
-		if t.first[s[i]] {
+		if f[s[i]] {
 			return true
 		}
 	}
@@ -86,6 +98,7 @@ func newTable(ops []opener) *table {
 		t.ops = append(t.ops, op)
 	}
 	for i, op := range t.ops {
+		t.ops[i].markerB, t.ops[i].closerB = []byte(op.marker), []byte(op.closer)
 		t.byFirst[op.marker[0]] = append(t.byFirst[op.marker[0]], i)
 		t.first[op.marker[0]] = true
 		if len(op.marker) > t.maxLen {

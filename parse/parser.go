@@ -32,6 +32,10 @@ type Parser struct {
 	// prefix of <think> or </think> held back while rs is not rsNone.
 	rs, rs0 reasoningState
 	rheld   string
+
+	// lastID is the call ID last formatted by callID, for call lastIDn.
+	lastID  string
+	lastIDn int
 }
 
 // New returns a parser for format (one of Formats).
@@ -44,7 +48,7 @@ func New(format string, opts Options) (*Parser, error) {
 	if len(opts.Tools) > 0 {
 		p.tools = make(map[string]*toolSchema, len(opts.Tools))
 		for _, t := range opts.Tools {
-			p.tools[t.Name] = &toolSchema{raw: t.Parameters}
+			p.tools[t.Name] = &toolSchema{name: t.Name, raw: t.Parameters}
 		}
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
@@ -262,12 +266,19 @@ func (p *Parser) blockFeed(s string) string {
 func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 	b := &p.b
 	old := len(b.buf)
-	b.buf = append(b.buf, s...)
+	if old+len(s) <= cap(b.buf) {
+		// Reslicing in place writes only the length: no GC write
+		// barrier on every small chunk, as append's store would have.
+		b.buf = b.buf[:old+len(s)]
+		copy(b.buf[old:], s)
+	} else {
+		b.buf = append(b.buf, s...)
+	}
 	p.pos += len(s)
 	st, end := b.advance(old, false)
 	switch st {
 	case stMore:
-		p.early()
+		p.early(old)
 		return "", false
 	case stDone:
 		p.pos = b.start + end
@@ -329,16 +340,34 @@ func (p *Parser) blockEOF() {
 }
 
 // early emits the call start of a block as soon as the tool name is known.
-func (p *Parser) early() {
+// buf[old:] are the bytes fed since the last call.
+func (p *Parser) early(old int) {
 	b := &p.b
 	if b.startSent || !b.confirmed || b.earlyDone {
 		return
 	}
-	name, ok := b.scanName()
+	// A name the last look did not find can only be completed by the byte
+	// that ends it (the closing quote or '>'), so without one among the
+	// new bytes the window is not searched again: at 4-byte chunks this
+	// keeps the look from rescanning the block's start on every chunk.
+	if b.nameMissed && !hasNameEnd(b.buf[max(old, b.vstart):]) {
+		if b.contentLen() > nameWindow {
+			b.earlyDone = true
+		}
+		return
+	}
+	name, ok := b.scanName(p.tools)
 	if b.contentLen() > nameWindow {
 		b.earlyDone = true
 	}
-	if !ok || (b.op.tentative && !p.acceptable(name)) || b.op.dec == dMistral {
+	if !ok {
+		b.nameMissed = true
+		return
+	}
+	if (b.op.tentative && !p.acceptable(name)) || b.op.dec == dMistral {
+		// Once found, the name stays the same in every longer prefix
+		// (scanName), so the answer will not change either.
+		b.earlyDone = true
 		return
 	}
 	b.startSent = true
@@ -358,8 +387,13 @@ func (p *Parser) callID(n int) string {
 	if n < len(callIDs) {
 		return callIDs[n]
 	}
-	b := strconv.AppendInt(append(make([]byte, 0, 24), "call_"...), int64(n), 10)
-	return string(b)
+	// The call start and the call ask for the same ID: the last one made
+	// is kept so that it is formatted once.
+	if p.lastID == "" || p.lastIDn != n {
+		var buf [24]byte
+		p.lastID, p.lastIDn = string(strconv.AppendInt(append(buf[:0], "call_"...), int64(n), 10)), n
+	}
+	return p.lastID
 }
 
 // acceptable reports whether a repaired or tentative block naming name

@@ -10,6 +10,8 @@ import (
 
 // toolSchema is a tool's parameter schema, decoded on first use.
 type toolSchema struct {
+	// name is the tool's name, the map key it is stored under.
+	name   string
 	raw    json.RawMessage
 	loaded bool
 	props  *chat.Object
