@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -47,23 +48,7 @@ func newWeather(t *testing.T, opts Options) *Registry {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./registry -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, *update, filepath.Join("testdata", name), got)
 }
 
 func TestValidateModelMessages(t *testing.T) {

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
+
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/templates"
 )
@@ -53,22 +54,7 @@ func families(t *testing.T) []templates.Family {
 // golden compares got with testdata/name, rewriting it under -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./render -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
+	goldenfile.Check(t, *update, filepath.Join("testdata", name), got)
 }
 
 type refConv struct {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolharness/toolharness/chat"
 )
@@ -120,21 +122,7 @@ func compareGoOnly(t *testing.T, path, got string, rerr error) {
 	if rerr != nil {
 		t.Fatalf("render: %v", rerr)
 	}
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./templates -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
+	goldenfile.Check(t, *update, path, got)
 }
 
 func TestLookupUnknown(t *testing.T) {
