@@ -443,7 +443,7 @@ func jsonSizeHint(v any, depth int) int {
 	case *chat.Object:
 		n := 2
 		for _, m := range x.Members {
-			n += jsonSizeHint(m.Key, depth) + 1 + jsonSizeHint(m.Value, depth+1) + 1
+			n += len(m.Key) + len(m.Key)/8 + 2 + 1 + jsonSizeHint(m.Value, depth+1) + 1
 		}
 		return n
 	case []any:
