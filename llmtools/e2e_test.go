@@ -3,7 +3,6 @@ package llmtools
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +15,7 @@ import (
 
 var tiny ollamatest.Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	tiny.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tiny.Main(m) }
 
 func e2eModel(t *testing.T, opts Options) (*Model, context.Context) {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +18,7 @@ import (
 
 var tiny ollamatest.Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	tiny.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tiny.Main(m) }
 
 // chatPrompt is how the tiny model's ChatML template renders chatMessages.
 const chatPrompt = "<|im_start|>system\nYou call tools.<|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n"

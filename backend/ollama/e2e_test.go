@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -22,11 +21,7 @@ import (
 
 var tiny ollamatest.Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	tiny.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tiny.Main(m) }
 
 func newBackend(t *testing.T, srv *ollamatest.Server, cfg Config) *Backend {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +19,7 @@ import (
 
 var tiny ollamatest.Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	tiny.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tiny.Main(m) }
 
 func newBackend(t *testing.T, baseURL string, cfg Config) *Backend {
 	t.Helper()

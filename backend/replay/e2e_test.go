@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -16,11 +15,7 @@ import (
 
 var tiny ollamatest.Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	tiny.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tiny.Main(m) }
 
 // liveSession talks to b as an agent would: two chat turns, a raw prompt
 // with a stop sequence, and a turn the caller cancels mid-stream.

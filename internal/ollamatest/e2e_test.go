@@ -3,7 +3,6 @@ package ollamatest
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +13,7 @@ import (
 
 var tiny Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	tiny.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tiny.Main(m) }
 
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

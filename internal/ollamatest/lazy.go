@@ -1,21 +1,18 @@
 package ollamatest
 
 import (
+	"os"
 	"sync"
 	"testing"
 )
 
 // Lazy shares one server among the tests of a test binary and starts it on
 // first use, so a `go test -skip TestE2E` run never pays for it. Declare it
-// in the test package and close it from TestMain:
+// in the test package and close it from TestMain with Main:
 //
 //	var tiny ollamatest.Lazy
 //
-//	func TestMain(m *testing.M) {
-//		code := m.Run()
-//		tiny.Close()
-//		os.Exit(code)
-//	}
+//	func TestMain(m *testing.M) { tiny.Main(m) }
 //
 //	func TestE2EThing(t *testing.T) {
 //		srv := tiny.Get(t)
@@ -48,4 +45,12 @@ func (l *Lazy) Close() error {
 		return nil
 	}
 	return l.srv.Close()
+}
+
+// Main runs the tests of m, stops the shared server and exits with the
+// tests' status: the whole TestMain of a package that shares one server.
+func (l *Lazy) Main(m *testing.M) {
+	code := m.Run()
+	l.Close()
+	os.Exit(code)
 }
