@@ -92,6 +92,32 @@ var userTurns = []string{
 
 // runKVSession runs the ten-message session of the KV tests with
 // constrained, required calls against srv.
+// kvRenderer is the renderer of a KV-reuse session in template's family.
+func kvRenderer(t *testing.T, template string) Renderer {
+	t.Helper()
+	r, err := NewRenderer(RendererOptions{Template: template})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkCalls fails the test unless every message's first reply was a call.
+func (run kvRun) checkCalls(t *testing.T) {
+	t.Helper()
+	if run.calls < len(userTurns) {
+		t.Errorf("%d tool calls in %d messages: every message's first reply must be a call", run.calls, len(userTurns))
+	}
+}
+
+// log reports the session's KV-cache reuse under label.
+func (run kvRun) log(t *testing.T, label string) {
+	t.Helper()
+	used, prompt := run.reuse()
+	t.Logf("%s: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
+		label, len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
+}
+
 func runKVSession(t *testing.T, srv *ollamatest.Server, b backend.Backend, mode backend.Mode, r Renderer) kvRun {
 	t.Helper()
 	ctx := e2eCtx(t, 8*time.Minute)
@@ -149,18 +175,12 @@ func TestE2EChatSessionKVReuseRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRenderer(RendererOptions{Template: "qwen2.5"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := kvRenderer(t, "qwen2.5")
 	run := runKVSession(t, srv, b, backend.ModeRaw, r)
-	if run.calls < len(userTurns) {
-		t.Errorf("%d tool calls in %d messages: every message's first reply must be a call", run.calls, len(userTurns))
-	}
+	run.checkCalls(t)
 	checkFullReuse(t, run)
+	run.log(t, "raw mode, stable prefix")
 	used, prompt := run.reuse()
-	t.Logf("raw mode, stable prefix: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
-		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
 
 	// The same session with a timestamp in the system block, re-rendered
 	// every turn: the deliberately unstable baseline, measured the same way.
@@ -196,18 +216,11 @@ func TestE2EChatSessionKVReuseChatMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRenderer(RendererOptions{Template: "chatml"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := kvRenderer(t, "chatml")
 	run := runKVSession(t, srv, b, backend.ModeChat, r)
-	if run.calls < len(userTurns) {
-		t.Errorf("%d tool calls in %d messages", run.calls, len(userTurns))
-	}
+	run.checkCalls(t)
 	checkFullReuse(t, run)
-	used, prompt := run.reuse()
-	t.Logf("chat mode (/api/chat): %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
-		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
+	run.log(t, "chat mode (/api/chat)")
 }
 
 func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
@@ -220,18 +233,11 @@ func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRenderer(RendererOptions{Template: "chatml"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := kvRenderer(t, "chatml")
 	run := runKVSession(t, srv, b, backend.ModeChat, r)
-	if run.calls < len(userTurns) {
-		t.Errorf("%d tool calls in %d messages", run.calls, len(userTurns))
-	}
+	run.checkCalls(t)
 	checkFullReuse(t, run)
-	used, prompt := run.reuse()
-	t.Logf("chat mode through /v1/chat/completions: %d generations, %d calls, KV reuse %d/%d prompt tokens = %.1f%%, %.1f%% of the reusable prefix",
-		len(run.steps), run.calls, used, prompt, 100*float64(used)/float64(prompt), run.coverage())
+	run.log(t, "chat mode through /v1/chat/completions")
 }
 
 // TestE2ESilentTruncationIsReported runs the session through /v1 against a
@@ -243,10 +249,7 @@ func TestE2ESilentTruncationIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRenderer(RendererOptions{Template: "chatml"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := kvRenderer(t, "chatml")
 	run := runKVSession(t, srv, b, backend.ModeChat, r)
 	shrunk := 0
 	for _, s := range run.steps {
