@@ -168,19 +168,53 @@ func toJSON(data []byte) ([]byte, error) {
 	return out, nil
 }
 
+// Limits of the YAML conversion: aliases may be expanded, but a document
+// must not grow past maxYAMLValues values (a "billion laughs" file), nest
+// deeper than maxYAMLDepth, or refer to itself.
+const (
+	maxYAMLValues = 1 << 18
+	maxYAMLDepth  = 512
+)
+
+// yamlConverter turns a YAML node tree into ordered values, expanding
+// aliases within the limits above.
+type yamlConverter struct {
+	values    int
+	expanding map[*yaml.Node]bool
+}
+
 func yamlValue(n *yaml.Node) (any, error) {
+	c := yamlConverter{expanding: map[*yaml.Node]bool{}}
+	return c.value(n, 0)
+}
+
+func (c *yamlConverter) value(n *yaml.Node, depth int) (any, error) {
+	if depth > maxYAMLDepth {
+		return nil, fmt.Errorf("line %d: YAML nested deeper than %d levels", n.Line, maxYAMLDepth)
+	}
+	if c.values++; c.values > maxYAMLValues {
+		return nil, fmt.Errorf("line %d: YAML expands to more than %d values (aliases repeated too often)", n.Line, maxYAMLValues)
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
-		return yamlValue(n.Content[0])
+		return c.value(n.Content[0], depth+1)
 	case yaml.AliasNode:
-		return yamlValue(n.Alias)
+		if n.Alias == nil {
+			return nil, fmt.Errorf("line %d: YAML alias without an anchor", n.Line)
+		}
+		if c.expanding[n.Alias] {
+			return nil, fmt.Errorf("line %d: YAML alias *%s refers to itself", n.Line, n.Value)
+		}
+		c.expanding[n.Alias] = true
+		defer delete(c.expanding, n.Alias)
+		return c.value(n.Alias, depth+1)
 	case yaml.MappingNode:
 		o := &Object{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			v, err := yamlValue(n.Content[i+1])
+			v, err := c.value(n.Content[i+1], depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -189,8 +223,8 @@ func yamlValue(n *yaml.Node) (any, error) {
 		return o, nil
 	case yaml.SequenceNode:
 		a := []any{}
-		for _, c := range n.Content {
-			v, err := yamlValue(c)
+		for _, e := range n.Content {
+			v, err := c.value(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
