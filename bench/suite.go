@@ -118,7 +118,7 @@ type wireExpect struct {
 // {any: true}; each may add optional: true (absence is fine) and
 // normalize: true (strings compared case-, space- and punctuation-blind).
 func ParseSuite(data []byte) (Suite, error) {
-	js, err := yamlToJSON(data)
+	js, err := chat.YAMLToJSON(data)
 	if err != nil {
 		return Suite{}, fmt.Errorf("%w: %w", ErrSuite, err)
 	}

@@ -140,8 +140,14 @@ func encodeValue(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// toJSON returns data trimmed if it already is JSON, and converts YAML to
-// JSON (keeping key order) otherwise.
+// YAMLToJSON returns data trimmed if it already is JSON (its first
+// character is '{' or '['), and converts a YAML list or mapping to compact
+// JSON otherwise, keeping the key order of every mapping (schemas are
+// printed into prompts in the order they were written). Aliases are
+// expanded within bounds: a self-referring alias, or a document that would
+// expand past 262,144 values or nest deeper than 512 levels, is an error.
+func YAMLToJSON(data []byte) ([]byte, error) { return toJSON(data) }
+
 func toJSON(data []byte) ([]byte, error) {
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	if len(data) == 0 {
@@ -238,11 +244,21 @@ func (c *yamlConverter) value(n *yaml.Node, depth int) (any, error) {
 		case "!!bool":
 			return strings.EqualFold(n.Value, "true"), nil
 		case "!!int", "!!float":
+			// Keep a literal that is already JSON as it was written;
+			// read YAML-only forms (0x1F, 1_000) through YAML.
 			var num json.Number
 			if err := json.Unmarshal([]byte(n.Value), &num); err == nil {
 				return num, nil
 			}
-			return n.Value, nil
+			var v any
+			if err := n.Decode(&v); err != nil {
+				return nil, fmt.Errorf("line %d: %w", n.Line, err)
+			}
+			text, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: number %q has no JSON form", n.Line, n.Value)
+			}
+			return json.Number(text), nil
 		}
 		return n.Value, nil
 	}
