@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
+
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -124,19 +124,7 @@ func reconstructResult(r Result, raw string) string {
 
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./parse -run %s -update to create it)", err, t.Name())
-	}
-	if d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n")); d != "" {
-		t.Errorf("%s differs (-want +got); rerun with -update if the change is intended:\n%s", path, d)
-	}
+	goldenfile.Check(t, *update, path, string(got))
 }
 
 // TestCorpusRates measures call recovery on the corpus against the labels

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -165,23 +165,7 @@ func readFixture(t testing.TB, name string) []byte {
 // golden compares got with testdata/golden/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (run with -update to create it)", name, err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("golden %s differs (-want +got):\n%s", name, diff)
-	}
+	goldenfile.Check(t, *update, filepath.Join("testdata", "golden", name), string(got))
 }
 
 // standard routes of a healthy Llama 3 server whose BOS is added by the

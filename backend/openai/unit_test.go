@@ -5,10 +5,11 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -20,19 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
+	goldenfile.Check(t, *update, filepath.Join("testdata", name), string(got))
 }
 
 func TestRequestBodies(t *testing.T) {

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/llamacpp"
@@ -234,20 +236,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (run with -update to create it)", name, err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("golden %s differs (-want +got):\n%s", name, diff)
-	}
+	goldenfile.Check(t, *update, filepath.Join("testdata", name), string(got))
 }
 
 // TestReplayErrorsBehave checks that replayed errors answer errors.Is and
