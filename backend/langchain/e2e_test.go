@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolharness/toolharness/backend/internal/backendtest"
+
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/ollama"
 
@@ -147,23 +149,7 @@ func TestE2EStopWords(t *testing.T) {
 
 func TestE2ECancelMidStream(t *testing.T) {
 	srv := tiny.Get(t)
-	b := lcOllama(t, srv)
-	ctx, cancel := context.WithCancel(ctxFor(t))
-	defer cancel()
-	n := 0
-	resp, err := b.Generate(ctx, chatRequest(200), func(string) error {
-		if n++; n == 3 {
-			cancel()
-		}
-		return nil
-	})
-	var be *backend.Error
-	if !errors.As(err, &be) || be.Kind != backend.KindCanceled || !be.Consumed || !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v; want canceled with output consumed", err)
-	}
-	if resp.Text == "" {
-		t.Error("the text delivered before the cancel was lost")
-	}
+	backendtest.CancelMidStream(t, lcOllama(t, srv), chatRequest(200))
 }
 
 func TestE2EServerKilledMidStream(t *testing.T) {
