@@ -5,6 +5,10 @@ GO        ?= go
 FUZZTIME  ?= 20s
 TEST_FLAGS ?= -race -timeout 40m -count=1
 
+# go.mod needs Go 1.27 (github.com/ardanlabs/jinja >= v1.9.0); the go command fetches
+# this toolchain from the module proxy on first use (about 10 s).
+export GOTOOLCHAIN ?= go1.27.3
+
 # The real Ollama the end-to-end tests start (built by `make ollama`).
 export TOOLHARNESS_OLLAMA_BIN ?= $(CURDIR)/.cache/ollama/bin/ollama
 

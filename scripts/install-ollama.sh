@@ -20,6 +20,8 @@ if [ -n "$need" ]; then
 fi
 echo "install-ollama: building ollama $version (3-4 minutes on 2 cores)" >&2
 mkdir -p "$dest"
-GOBIN="$dest" GOFLAGS=-mod=mod go install "github.com/ollama/ollama@$version"
+# Ollama v0.6.5 is built with the machine's own Go (the verified path), not the
+# project's toolchain.
+(cd "$(mktemp -d)" && GOTOOLCHAIN=local GOBIN="$dest" GOFLAGS=-mod=mod go install "github.com/ollama/ollama@$version")
 echo "$version" >"$dest/.version"
 echo "install-ollama: $dest/ollama" >&2
