@@ -129,42 +129,6 @@ func (c *Client) bos(ctx context.Context) (adds bool, text string, err error) {
 	return adds, text, nil
 }
 
-type propsResponse struct {
-	// NCtx is not in the README's /props example; some server versions
-	// send it at the top level, so it is read when present.
-	NCtx     int `json:"n_ctx"`
-	Defaults struct {
-		NCtx int `json:"n_ctx"`
-	} `json:"default_generation_settings"`
-}
-
-// ContextSize returns n_ctx from GET /props (per slot: the server divides
-// --ctx-size among its --parallel slots). The server has one model; model
-// is unused. The value is cached for the client's life.
-func (c *Client) ContextSize(ctx context.Context, model string) (int, error) {
-	c.info.mu.Lock()
-	n := c.info.nCtx
-	c.info.mu.Unlock()
-	if n > 0 {
-		return n, nil
-	}
-	var out propsResponse
-	if err := c.getJSON(ctx, http.MethodGet, "/props", nil, &out); err != nil {
-		return 0, err
-	}
-	n = out.Defaults.NCtx
-	if n == 0 {
-		n = out.NCtx
-	}
-	if n <= 0 {
-		return 0, &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/props reports no n_ctx in default_generation_settings"}
-	}
-	c.info.mu.Lock()
-	c.info.nCtx = n
-	c.info.mu.Unlock()
-	return n, nil
-}
-
 // templateMessage is the message shape sent to /apply-template. An
 // assistant turn carries the exact text the model produced (Raw) so the
 // server re-renders what the model wrote; tool calls are never sent as
