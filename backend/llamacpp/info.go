@@ -50,9 +50,11 @@ func (c *Client) Health(ctx context.Context) error {
 }
 
 type tokenizeRequest struct {
-	Content    string `json:"content"`
-	AddSpecial bool   `json:"add_special"`
-	WithPieces bool   `json:"with_pieces,omitempty"`
+	// Content is a string or a mixed array of strings and ids, as for
+	// /completion's prompt.
+	Content    any  `json:"content"`
+	AddSpecial bool `json:"add_special"`
+	WithPieces bool `json:"with_pieces,omitempty"`
 }
 
 // token is one element of /tokenize's tokens: an id, or {"id","piece"}
@@ -94,9 +96,9 @@ type tokenizeResponse struct {
 	Tokens []token `json:"tokens"`
 }
 
-func (c *Client) tokenize(ctx context.Context, text string, addSpecial bool) (int, error) {
+func (c *Client) tokenize(ctx context.Context, content any, addSpecial bool) (int, error) {
 	var out tokenizeResponse
-	err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{Content: text, AddSpecial: addSpecial}, &out)
+	err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{Content: content, AddSpecial: addSpecial}, &out)
 	return len(out.Tokens), err
 }
 
@@ -117,7 +119,7 @@ func (c *Client) bos(ctx context.Context) (adds bool, text string, err error) {
 		return adds, text, nil
 	}
 	var out tokenizeResponse
-	if err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{AddSpecial: true, WithPieces: true}, &out); err != nil {
+	if err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{Content: "", AddSpecial: true, WithPieces: true}, &out); err != nil {
 		return false, "", err
 	}
 	if len(out.Tokens) > 0 {

@@ -95,3 +95,23 @@ func (c *Client) ContextSize(ctx context.Context, model string) (int, error) {
 	}
 	return p.ContextSize, nil
 }
+
+// Slot is one entry of GET /slots. The prompt-token figures are sent by
+// newer servers only (zero otherwise); PromptTokensCache is the prefix
+// the slot's last task reused, like timings.cache_n.
+type Slot struct {
+	ID                    int  `json:"id"`
+	NCtx                  int  `json:"n_ctx"`
+	IsProcessing          bool `json:"is_processing"`
+	PromptTokens          int  `json:"n_prompt_tokens"`
+	PromptTokensProcessed int  `json:"n_prompt_tokens_processed"`
+	PromptTokensCache     int  `json:"n_prompt_tokens_cache"`
+}
+
+// Slots asks GET /slots (501 KindUnsupported when the server runs with
+// --no-slots).
+func (c *Client) Slots(ctx context.Context) ([]Slot, error) {
+	var out []Slot
+	err := c.getJSON(ctx, http.MethodGet, "/slots", nil, &out)
+	return out, err
+}
