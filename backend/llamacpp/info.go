@@ -166,3 +166,28 @@ func (c *Client) applyTemplate(ctx context.Context, msgs []chat.Message) (string
 	}
 	return *out.Prompt, nil
 }
+
+// ApplyTemplate renders messages and tools with the server's own chat
+// template (POST /apply-template, generation prompt included), sent in the
+// OpenAI shape as a chat request would carry them: assistant tool calls as
+// structure, tools in the tools field. It is for checking a rendering
+// against the server's (templates verify); chat-mode generation sends the
+// model's exact text instead (applyTemplate).
+func (c *Client) ApplyTemplate(ctx context.Context, msgs []chat.Message, tools []chat.Tool) (string, error) {
+	if msgs == nil {
+		msgs = []chat.Message{}
+	}
+	var out struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := c.getJSON(ctx, http.MethodPost, "/apply-template", struct {
+		Messages []chat.Message `json:"messages"`
+		Tools    []chat.Tool    `json:"tools,omitempty"`
+	}{msgs, tools}, &out); err != nil {
+		return "", err
+	}
+	if out.Prompt == nil {
+		return "", &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/apply-template answer has no prompt"}
+	}
+	return *out.Prompt, nil
+}
