@@ -37,6 +37,13 @@
 // counts fewer prompt tokens than before although the prompt grew
 // (Step.Shrunk: the server truncated it).
 //
+// On a backend that takes token ids in prompts (Capabilities().TokenPrompt,
+// llama.cpp) each assistant turn's generated ids are kept with the turn
+// (Msg.Tokens) and later prompts carry them as Request.TokenSpans, so the
+// server's cache matches token for token even where the model's ids would
+// not re-tokenise to themselves (tokens.go); Config.TextHistory turns this
+// off. Step.Reuse reports the server's reused and new prompt tokens.
+//
 // Send runs one user message to completion: generate, parse while
 // streaming, validate and execute each call as soon as it closes, append
 // the results, repeat until the model answers without a call or a limit is
@@ -84,6 +91,6 @@
 // Config.Trace receives JSON lines: "user" (the message as sent, with its
 // reminders), one "step" per generation (prompt hash and length, raw
 // output, events, calls, results, the IDs that ran, mistakes, attempts,
-// fault, divergence, usage, timings) and "exchange" (how the message
+// fault, divergence, reuse, usage, timings) and "exchange" (how the message
 // ended). Sub-agents write to the same trace with "agent":"sub1".
 package agent

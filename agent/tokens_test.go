@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,7 +62,25 @@ func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Serve
 	if len(ex.Steps) != 10 || ex.Calls != 9 || ex.Answer != "All nine files read." {
 		t.Fatalf("exchange: %d steps, %d calls, answer %q", len(ex.Steps), ex.Calls, ex.Answer)
 	}
+	var reused, held, prompt int
+	for _, st := range ex.Steps[1:] {
+		if st.Reuse != nil {
+			reused, held, prompt = reused+st.Reuse.Reused, held+st.Reuse.Held, prompt+st.Reuse.Reused+st.Reuse.New
+		}
+	}
+	t.Logf("text history %v: requests 2-10 reused %d of the %d tokens the slot held (%d prompt tokens); per request: %s",
+		textHistory, reused, held, prompt, reuseLine(ex.Steps[1:]))
 	return ex, srv, s
+}
+
+func reuseLine(steps []Step) string {
+	var parts []string
+	for _, st := range steps {
+		if st.Reuse != nil {
+			parts = append(parts, fmt.Sprintf("%d/%d", st.Reuse.Reused, st.Reuse.Held))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // TestTokenExactHistory: with token-exact history every request after the
