@@ -153,18 +153,9 @@ func (c *Client) applyTemplate(ctx context.Context, msgs []chat.Message) (string
 		}
 		in[i] = templateMessage{Role: m.Role, Content: content, Name: m.Name, ToolCallID: m.ToolCallID}
 	}
-	var out struct {
-		Prompt *string `json:"prompt"`
-	}
-	if err := c.getJSON(ctx, http.MethodPost, "/apply-template", struct {
+	return c.postForText(ctx, "/apply-template", struct {
 		Messages []templateMessage `json:"messages"`
-	}{in}, &out); err != nil {
-		return "", err
-	}
-	if out.Prompt == nil {
-		return "", &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/apply-template answer has no prompt"}
-	}
-	return *out.Prompt, nil
+	}{in}, "prompt")
 }
 
 // ApplyTemplate renders messages and tools with the server's own chat
@@ -177,17 +168,22 @@ func (c *Client) ApplyTemplate(ctx context.Context, msgs []chat.Message, tools [
 	if msgs == nil {
 		msgs = []chat.Message{}
 	}
-	var out struct {
-		Prompt *string `json:"prompt"`
-	}
-	if err := c.getJSON(ctx, http.MethodPost, "/apply-template", struct {
+	return c.postForText(ctx, "/apply-template", struct {
 		Messages []chat.Message `json:"messages"`
 		Tools    []chat.Tool    `json:"tools,omitempty"`
-	}{msgs, tools}, &out); err != nil {
+	}{msgs, tools}, "prompt")
+}
+
+// postForText posts body to path and returns the string member key of the
+// answer, refusing an answer without one.
+func (c *Client) postForText(ctx context.Context, path string, body any, key string) (string, error) {
+	var out map[string]json.RawMessage
+	if err := c.getJSON(ctx, http.MethodPost, path, body, &out); err != nil {
 		return "", err
 	}
-	if out.Prompt == nil {
-		return "", &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/apply-template answer has no prompt"}
+	var text string
+	if raw, ok := out[key]; !ok || json.Unmarshal(raw, &text) != nil {
+		return "", &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: fmt.Sprintf("%s answer has no %s string", path, key)}
 	}
-	return *out.Prompt, nil
+	return text, nil
 }

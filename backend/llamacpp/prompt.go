@@ -3,7 +3,6 @@ package llamacpp
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/toolharness/toolharness/backend"
@@ -70,18 +69,9 @@ func shiftSpans(spans []backend.TokenSpan, n int) []backend.TokenSpan {
 // detokenize asks POST /detokenize for the text of ids (special tokens
 // rendered as their text).
 func (c *Client) detokenize(ctx context.Context, ids []int) (string, error) {
-	var out struct {
-		Content *string `json:"content"`
-	}
-	if err := c.getJSON(ctx, http.MethodPost, "/detokenize", struct {
+	return c.postForText(ctx, "/detokenize", struct {
 		Tokens []int `json:"tokens"`
-	}{ids}, &out); err != nil {
-		return "", err
-	}
-	if out.Content == nil {
-		return "", &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/detokenize answer has no content"}
-	}
-	return *out.Content, nil
+	}{ids}, "content")
 }
 
 // maxTrailing bounds the ids after the generated text that exactTokens
@@ -98,6 +88,9 @@ const maxTrailing = 8
 // add_space_prefix, /detokenize drops the first piece's leading space,
 // which is accepted as a match (the ids stand for the text with it).
 func (c *Client) exactTokens(ctx context.Context, ids []int, text string) ([]int, string, error) {
+	if text == "" {
+		return nil, "", nil // nothing generated, nothing to stand for
+	}
 	if len(ids) == 0 {
 		return nil, "the server returned no token ids", nil
 	}

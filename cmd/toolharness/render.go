@@ -52,22 +52,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			conv, err := chat.ReadConversationFile(c.String("messages"))
-			if err != nil {
-				return err
-			}
-			tools := conv.Tools
-			if path := c.String("tools"); path != "" {
-				if tools, err = chat.ReadToolsFile(path); err != nil {
-					return err
-				}
-			}
-			now, err := parseNow(c.String("now"), time.Now())
+			msgs, tools, now, err := conversationFlags(c)
 			if err != nil {
 				return err
 			}
 			req := render.Request{
-				Family: fam, Format: c.String("format"), Messages: conv.Messages, Tools: tools,
+				Family: fam, Format: c.String("format"), Messages: msgs, Tools: tools,
 				Reminders: c.StringSlice("reminder"), NoGenerationPrompt: c.Bool("no-generation-prompt"),
 				Now: now, Verbatim: c.Bool("verbatim"),
 			}
@@ -100,6 +90,24 @@ func mustMarshal(v any) []byte {
 		return []byte("null")
 	}
 	return data
+}
+
+// conversationFlags reads the conversation of --messages, the tools of
+// --tools (else the conversation's own) and the clock of --now, as render
+// and templates verify take them.
+func conversationFlags(c *cli.Context) ([]chat.Message, []chat.Tool, time.Time, error) {
+	conv, err := chat.ReadConversationFile(c.String("messages"))
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	tools := conv.Tools
+	if path := c.String("tools"); path != "" {
+		if tools, err = chat.ReadToolsFile(path); err != nil {
+			return nil, nil, time.Time{}, err
+		}
+	}
+	now, err := parseNow(c.String("now"), time.Now())
+	return conv.Messages, tools, now, err
 }
 
 // parseNow reads --now: RFC3339 or a date; empty means def.

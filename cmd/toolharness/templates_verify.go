@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/backend/llamacpp"
-	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/render"
 	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
@@ -80,17 +79,7 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("templates verify: %w", err)
 	}
-	conv, err := chat.ReadConversationFile(c.String("messages"))
-	if err != nil {
-		return err
-	}
-	tools := conv.Tools
-	if path := c.String("tools"); path != "" {
-		if tools, err = chat.ReadToolsFile(path); err != nil {
-			return err
-		}
-	}
-	now, err := parseNow(c.String("now"), time.Now())
+	msgs, tools, now, err := conversationFlags(c)
 	if err != nil {
 		return err
 	}
@@ -106,12 +95,12 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ours, err := render.Prompt(render.Request{Family: fam, Format: c.String("format"), Messages: conv.Messages, Tools: tools,
+	ours, err := render.Prompt(render.Request{Family: fam, Format: c.String("format"), Messages: msgs, Tools: tools,
 		Now: now, Verbatim: c.Bool("verbatim")})
 	if err != nil {
 		return err
 	}
-	theirs, err := client.ApplyTemplate(ctx, conv.Messages, tools)
+	theirs, err := client.ApplyTemplate(ctx, msgs, tools)
 	if err != nil {
 		return fmt.Errorf("templates verify: %w", err)
 	}
