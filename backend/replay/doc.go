@@ -3,14 +3,16 @@
 // backend, deterministically and byte for byte, for tests, demos and the
 // benchmark's offline mode.
 //
-// A recording holds, per exchange: the request (its grammar included),
-// each streamed chunk as the callback received it (the boundaries kept),
-// the response with its usage figures, stop sequence and notes, and the
+// A recording holds, per exchange: the request (its grammar and token
+// spans included), each streamed chunk as the callback received it (the
+// boundaries kept), the response with its usage figures, generated token
+// ids, stop sequence and notes, and the
 // error with everything callers branch on (its backend.Error kind,
 // status, message, consumed flag, and its exact text).
 // ContextSize and CountTokens calls are recorded too. The header line
-// carries the format version (Version, now 2; version-1 recordings, made
-// before grammars, stop sequences and notes, are still read).
+// carries the format version (Version, now 3; recordings of versions 1
+// and 2, made before grammars, stop sequences and notes, and before the
+// token-exact fields, are still read).
 //
 // Replay matches calls to the recording in order and checks each request
 // for equality; a request that differs is a *MismatchError naming the first

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/llamacpp"
+	"github.com/toolharness/toolharness/backend/llamacpp/llamacpptest"
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -114,5 +115,52 @@ func TestReadVersion1(t *testing.T) {
 		`{"type":"generate","seq":1,"request":{"mode":"raw","prompt":"p","grammar":"root ::= \"x\""}}`
 	if _, err := NewReplayer(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "request.grammar in a version 1 recording") {
 		t.Errorf("grammar in a version-1 recording: err %v", err)
+	}
+}
+
+// TestReplayTokenFields records a token-exact exchange with the fake
+// llama-server (token spans and return_tokens in the request, the
+// generated ids and the slot size in the response, token_prompt in the
+// capabilities) and replays it byte for byte; other spans are another
+// request.
+func TestReplayTokenFields(t *testing.T) {
+	srv := llamacpptest.New()
+	t.Cleanup(srv.Close)
+	srv.Script(srv.Tok.Tokenize("fine", true), srv.Tok.Tokenize("fine", true))
+	live, err := llamacpp.New(llamacpp.Config{BaseURL: srv.URL, Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := "<|im_start|>user\nabc<|im_end|>\n<|im_start|>assistant\nabcabc<|im_end|>\n<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n"
+	span := backend.TokenSpan{Offset: strings.Index(prompt, "abcabc"), Len: 6, IDs: srv.Tok.Bytes("abcabc")}
+	req := backend.Request{Mode: backend.ModeRaw, Prompt: prompt, TokenSpans: []backend.TokenSpan{span}, ReturnTokens: true}
+	got, recording := roundTrip(t, live, func(b backend.Backend) result {
+		var r result
+		resp, err := b.Generate(context.Background(), req, nil)
+		r.Response = resp
+		observe(&r, err)
+		return r
+	})
+	if got.ErrText != "" || len(got.Response.Tokens) == 0 || got.Response.Usage.SlotTokens == 0 {
+		t.Fatalf("live: err %q tokens %v slot %d", got.ErrText, got.Response.Tokens, got.Response.Usage.SlotTokens)
+	}
+	for _, s := range []string{`"token_prompt":true`, `"token_spans":[{"offset":`, `"return_tokens":true`, `"tokens":[`, `"slot_tokens":`} {
+		if !bytes.Contains(recording, []byte(s)) {
+			t.Errorf("recording lacks %s:\n%s", s, recording)
+		}
+	}
+	p, err := NewReplayer(bytes.NewReader(recording))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := req
+	other.TokenSpans = []backend.TokenSpan{{Offset: span.Offset, Len: span.Len, IDs: srv.Tok.Tokenize("abcabc", true)}}
+	var me *MismatchError
+	if _, err := p.Generate(context.Background(), other, nil); !errors.As(err, &me) || !strings.HasPrefix(me.Field, "token_spans") {
+		t.Errorf("err %v; want a mismatch in token_spans", err)
+	}
+	v2 := `{"type":"header","version":2}` + "\n" + `{"type":"generate","seq":1,"request":{"mode":"raw","prompt":"p","return_tokens":true}}`
+	if _, err := NewReplayer(strings.NewReader(v2)); err == nil || !strings.Contains(err.Error(), "in a version 2 recording") {
+		t.Errorf("token fields in a version-2 recording: err %v", err)
 	}
 }
