@@ -18,7 +18,7 @@ import (
 // against the fake llama-server. Turn 4's ids spell its text one byte per
 // token, which the server's tokenizer would merge differently: the kind
 // of generation that does not re-tokenise to itself.
-func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Server, *Session) {
+func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Server, *Session, *bytes.Buffer) {
 	t.Helper()
 	srv := llamacpptest.New()
 	t.Cleanup(srv.Close)
@@ -47,9 +47,10 @@ func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Serve
 		t.Fatal(err)
 	}
 	reg, _ := newCountingRegistry()
+	trace := &bytes.Buffer{}
 	s, err := New(context.Background(), Config{
 		Backend: c, Model: "toy", Mode: backend.ModeRaw, Renderer: r, Tools: RegistryTools(reg),
-		Env: testEnv, MaxTurns: 10, Trace: &bytes.Buffer{}, TextHistory: textHistory,
+		Env: testEnv, MaxTurns: 10, Trace: trace, TextHistory: textHistory,
 		Clock: func() time.Time { return time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC) },
 	})
 	if err != nil {
@@ -70,7 +71,7 @@ func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Serve
 	}
 	t.Logf("text history %v: requests 2-10 reused %d of the %d tokens the slot held (%d prompt tokens); per request: %s",
 		textHistory, reused, held, prompt, reuseLine(ex.Steps[1:]))
-	return ex, srv, s
+	return ex, srv, s, trace
 }
 
 func reuseLine(steps []Step) string {
@@ -88,8 +89,25 @@ func reuseLine(steps []Step) string {
 // and the server reuses everything its slot held — also after the turn
 // whose ids do not re-tokenise to its text.
 func TestTokenExactHistory(t *testing.T) {
-	ex, srv, s := tenTurnLoop(t, false)
+	ex, srv, s, trace := tenTurnLoop(t, false)
 	prompts := srv.Prompts()
+	// The trace says it per step, in the server's figures.
+	h := &harness{trace: trace}
+	steps := 0
+	for _, l := range h.traceLines(t) {
+		if l["type"] != "step" {
+			continue
+		}
+		steps++
+		u, _ := l["usage"].(map[string]any)
+		p := prompts[steps-1]
+		if u["cached_tokens"] != float64(p.CacheN) || u["new_prompt_tokens"] != float64(p.PromptN) || u["slot_tokens"] == nil {
+			t.Errorf("trace step %d usage %v; want cached_tokens %d, new_prompt_tokens %d, slot_tokens", steps, u, p.CacheN, p.PromptN)
+		}
+		if r, _ := l["reuse"].(map[string]any); r["reused_tokens"] != float64(p.CacheN) {
+			t.Errorf("trace step %d reuse %v", steps, l["reuse"])
+		}
+	}
 	for i, p := range prompts {
 		if p.Mixed != (i > 0) {
 			t.Errorf("request %d: mixed array %v, want %v (prompt %.60s…)", i+1, p.Mixed, i > 0, p.Raw)
@@ -131,7 +149,7 @@ func TestTokenExactHistory(t *testing.T) {
 // as text loses the cache on the request after the odd turn, because the
 // server re-tokenises that turn's text into other ids.
 func TestTextHistoryLosesReuse(t *testing.T) {
-	ex, srv, _ := tenTurnLoop(t, true)
+	ex, srv, _, _ := tenTurnLoop(t, true)
 	prompts := srv.Prompts()
 	for i, p := range prompts {
 		if p.Mixed {
