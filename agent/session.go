@@ -326,7 +326,8 @@ func (s *Session) loop(ctx context.Context) (*Exchange, error) {
 				// ends, and the caller may start a fresh session.
 				ex.Stop = StopContext
 				s.finishTrace(ex)
-				return ex, &LimitError{Stop: StopContext, Detail: "the conversation no longer fits the context window (raise --num-ctx or start a new session)", Err: err}
+				return ex, &LimitError{Stop: StopContext, Err: err, Detail: "the conversation no longer fits the context window" + overflowDetail(err) +
+					" (raise the context window — Ollama --num-ctx, llama-server -c — or start a new session)"}
 			}
 			ex.Stop = StopError
 			return ex, err
@@ -362,6 +363,16 @@ func (s *Session) loop(ctx context.Context) (*Exchange, error) {
 		ex.Retries++
 		s.notice("retry %d after %d mistake(s): %s", ex.Retries, mistakes, st.Mistakes[0].Message)
 	}
+}
+
+// overflowDetail is the backend's own account of an overflow (the token
+// counts, where the server counted them), as ": …", or "".
+func overflowDetail(err error) string {
+	var be *backend.Error
+	if errors.As(err, &be) && be.Message != "" {
+		return ": " + be.Message
+	}
+	return ""
 }
 
 func (s *Session) finishTrace(ex *Exchange) {

@@ -139,7 +139,7 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
 			Message: fmt.Sprintf("unknown mode %q (want %q or %q)", req.Mode, backend.ModeRaw, backend.ModeChat)}
 	}
-	sent, notes, err := c.prepare(ctx, prompt, spans, req.Options.MaxTokens)
+	sent, notes, err := c.prepare(ctx, prompt, spans, req.Options)
 	if err != nil {
 		return backend.Response{Notes: notes}, err
 	}
@@ -185,7 +185,8 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 // notes, builds the prompt to send (a string, or a mixed array when token
 // spans are given) and refuses a prompt that would not fit the context
 // window, counted exactly by the server's /tokenize of that same prompt.
-func (c *Client) prepare(ctx context.Context, prompt string, spans []backend.TokenSpan, maxTokens int) (any, []string, error) {
+func (c *Client) prepare(ctx context.Context, prompt string, spans []backend.TokenSpan, opts backend.Options) (any, []string, error) {
+	maxTokens := opts.MaxTokens
 	adds, bos, err := c.bos(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -203,6 +204,11 @@ func (c *Client) prepare(ctx context.Context, prompt string, spans []backend.Tok
 	nCtx, err := c.ContextSize(ctx, "")
 	if err != nil {
 		return nil, notes, err
+	}
+	if opts.NumCtx > 0 && opts.NumCtx != nCtx {
+		// llama-server fixes the window at start (-c, divided among the
+		// slots); a per-request size is not a thing it takes.
+		notes = append(notes, fmt.Sprintf("ignored the requested context window of %d tokens: llama-server's is fixed at start, %d tokens per slot (its -c / --parallel)", opts.NumCtx, nCtx))
 	}
 	n, err := c.tokenize(ctx, sent, true)
 	if err != nil {

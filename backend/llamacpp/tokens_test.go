@@ -99,3 +99,26 @@ func TestBadSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestNumCtxIsNotSilentlyIgnored: llama-server's window is fixed at start;
+// a request that asks for another one is served and told so.
+func TestNumCtxIsNotSilentlyIgnored(t *testing.T) {
+	srv := llamacpptest.New()
+	t.Cleanup(srv.Close)
+	srv.Script(srv.Tok.Tokenize("fine", true), srv.Tok.Tokenize("fine", true))
+	c, err := New(Config{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		numCtx int
+		note   bool
+	}{{8192, true}, {4096, false}} {
+		resp, err := c.Generate(context.Background(), backend.Request{Mode: backend.ModeRaw, Prompt: "hi", Options: backend.Options{NumCtx: tt.numCtx}}, nil)
+		want := fmt.Sprintf("ignored the requested context window of %d tokens: llama-server's is fixed at start, 4096 tokens per slot", tt.numCtx)
+		found := slices.ContainsFunc(resp.Notes, func(n string) bool { return strings.HasPrefix(n, want) })
+		if err != nil || found != tt.note {
+			t.Errorf("num_ctx %d: err %v, notes %q; want the note: %v", tt.numCtx, err, resp.Notes, tt.note)
+		}
+	}
+}
