@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -154,5 +155,21 @@ func TestRequestErrors(t *testing.T) {
 		if !errors.As(err, &be) || be.Kind != tt.kind || be.Status != tt.status {
 			t.Errorf("%s: %v; want %s HTTP %d", tt.file, err, tt.kind, tt.status)
 		}
+	}
+}
+
+// TestDetokenizeFailureKeepsTheAnswer: a server whose /detokenize fails
+// still gives its answer; only the ids are dropped, and a note says why.
+func TestDetokenizeFailureKeepsTheAnswer(t *testing.T) {
+	routes := llama3(reply{file: "completion_return_tokens.json"})
+	routes["/detokenize"] = []reply{{status: 404, body: `{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}`}}
+	fs := newFixtureServer(t, routes)
+	c := newClient(t, fs, Config{NonStreaming: true, Retries: -1})
+	resp, err := c.Generate(context.Background(), backend.Request{Mode: backend.ModeRaw, Prompt: llama3Prompt, ReturnTokens: true}, nil)
+	if err != nil || resp.Text == "" || resp.Tokens != nil {
+		t.Fatalf("err %v, text %q, tokens %v; want the answer without ids", err, resp.Text, resp.Tokens)
+	}
+	if last := resp.Notes[len(resp.Notes)-1]; !strings.Contains(last, "could not check the generated token ids with /detokenize") || !strings.Contains(last, "File Not Found") {
+		t.Errorf("note %q", last)
 	}
 }
