@@ -25,24 +25,14 @@ func TestReplayNewFields(t *testing.T) {
 	}
 	const grammar = `root ::= "<tool_call>" [^<]* "</tool_call>"`
 	req := backend.Request{Mode: backend.ModeRaw, Prompt: prompt, Stop: []string{"</tool_call>"}, Grammar: grammar}
-	got, recording := roundTrip(t, live, func(b backend.Backend) result {
-		var r result
-		resp, err := b.Generate(context.Background(), req, nil)
-		r.Response = resp
-		observe(&r, err)
-		return r
-	})
+	got, recording := recordOne(t, live, req)
 	if got.ErrText != "" {
 		t.Fatal(got.ErrText)
 	}
 	if got.Response.StopSequence != "</tool_call>" || len(got.Response.Notes) != 1 {
 		t.Fatalf("live response: stop sequence %q, notes %q; want </tool_call> and the BOS note", got.Response.StopSequence, got.Response.Notes)
 	}
-	for _, s := range []string{`"grammar":"root ::= \"<tool_call>\" [^<]* \"</tool_call>\""`, `"stop_sequence":"</tool_call>"`, `"notes":["stripped the rendered BOS`} {
-		if !bytes.Contains(recording, []byte(s)) {
-			t.Errorf("recording lacks %s:\n%s", s, recording)
-		}
-	}
+	recordingHas(t, recording, `"grammar":"root ::= \"<tool_call>\" [^<]* \"</tool_call>\""`, `"stop_sequence":"</tool_call>"`, `"notes":["stripped the rendered BOS`)
 
 	// Another grammar is another request.
 	p, err := NewReplayer(bytes.NewReader(recording))
@@ -118,6 +108,29 @@ func TestReadVersion1(t *testing.T) {
 	}
 }
 
+// recordOne records one Generate of req through live, replays it (see
+// roundTrip) and returns what live answered and the recording.
+func recordOne(t *testing.T, live backend.Backend, req backend.Request) (result, []byte) {
+	t.Helper()
+	return roundTrip(t, live, func(b backend.Backend) result {
+		var r result
+		resp, err := b.Generate(context.Background(), req, nil)
+		r.Response = resp
+		observe(&r, err)
+		return r
+	})
+}
+
+// recordingHas fails t for each of want the recording lacks.
+func recordingHas(t *testing.T, recording []byte, want ...string) {
+	t.Helper()
+	for _, s := range want {
+		if !bytes.Contains(recording, []byte(s)) {
+			t.Errorf("recording lacks %s:\n%s", s, recording)
+		}
+	}
+}
+
 // TestReplayTokenFields records a token-exact exchange with the fake
 // llama-server (token spans and return_tokens in the request, the
 // generated ids and the slot size in the response, token_prompt in the
@@ -134,21 +147,11 @@ func TestReplayTokenFields(t *testing.T) {
 	prompt := "<|im_start|>user\nabc<|im_end|>\n<|im_start|>assistant\nabcabc<|im_end|>\n<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n"
 	span := backend.TokenSpan{Offset: strings.Index(prompt, "abcabc"), Len: 6, IDs: srv.Tok.Bytes("abcabc")}
 	req := backend.Request{Mode: backend.ModeRaw, Prompt: prompt, TokenSpans: []backend.TokenSpan{span}, ReturnTokens: true}
-	got, recording := roundTrip(t, live, func(b backend.Backend) result {
-		var r result
-		resp, err := b.Generate(context.Background(), req, nil)
-		r.Response = resp
-		observe(&r, err)
-		return r
-	})
+	got, recording := recordOne(t, live, req)
 	if got.ErrText != "" || len(got.Response.Tokens) == 0 || got.Response.Usage.SlotTokens == 0 {
 		t.Fatalf("live: err %q tokens %v slot %d", got.ErrText, got.Response.Tokens, got.Response.Usage.SlotTokens)
 	}
-	for _, s := range []string{`"token_prompt":true`, `"token_spans":[{"offset":`, `"return_tokens":true`, `"tokens":[`, `"slot_tokens":`} {
-		if !bytes.Contains(recording, []byte(s)) {
-			t.Errorf("recording lacks %s:\n%s", s, recording)
-		}
-	}
+	recordingHas(t, recording, `"token_prompt":true`, `"token_spans":[{"offset":`, `"return_tokens":true`, `"tokens":[`, `"slot_tokens":`)
 	p, err := NewReplayer(bytes.NewReader(recording))
 	if err != nil {
 		t.Fatal(err)
