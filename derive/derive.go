@@ -165,8 +165,11 @@ func learnReasoning(rs *renders, answer, genPrompt string) (open, close string, 
 	return open, close, false
 }
 
-// findCalls tries each input style, with the catalog and then without
-// one, and returns the renders of the first that writes the probe call.
+// findCalls tries each input style and returns the renders of the one
+// that writes the probe call most plainly: arguments as JSON beat Python
+// calls, which beat key/value pairs (a template given arguments in a shape
+// it does not expect may print them as a Python dict, which reads as
+// pairs), and among equals the first style wins.
 func findCalls(rs *renders) (*callRenders, string, string) {
 	ref, err := rs.get(probeEmpty)
 	if err != nil {
@@ -174,6 +177,8 @@ func findCalls(rs *renders) (*callRenders, string, string) {
 			return nil, "", "no assistant turn renders: " + oneLine(err)
 		}
 	}
+	var best *callRenders
+	var bestStyle string
 	var lastErr error
 	for _, s := range Styles {
 		one, err := rs.get(probeCallName(1, s))
@@ -184,7 +189,7 @@ func findCalls(rs *renders) (*callRenders, string, string) {
 		c := &callRenders{one: one}
 		c.oneStart, c.oneEnd = region(one, ref)
 		site, ok := locateCall(one, c.oneStart, c.oneEnd, sentinelTool1, sentinelArgs1)
-		if !ok {
+		if !ok || (best != nil && bodyRank(site.body) <= bodyRank(best.site1.body)) {
 			continue
 		}
 		c.site1 = site
@@ -193,12 +198,26 @@ func findCalls(rs *renders) (*callRenders, string, string) {
 			c.twoStart, c.twoEnd = region(two, ref)
 			c.parallel = secondCall(c)
 		}
-		return c, s.Name, ""
+		best, bestStyle = c, s.Name
 	}
-	if lastErr != nil {
+	switch {
+	case best != nil:
+		return best, bestStyle, ""
+	case lastErr != nil:
 		return nil, "", "no input style renders a tool call: " + oneLine(lastErr)
 	}
 	return nil, "", "the template does not render assistant tool calls"
+}
+
+// bodyRank orders body shapes by how plainly they carry the arguments.
+func bodyRank(b parse.BodyKind) int {
+	switch b {
+	case parse.BodyPairs:
+		return 1
+	case parse.BodyPython, parse.BodyPythonList:
+		return 2
+	}
+	return 3
 }
 
 // secondCall locates both calls in the two-call render; false when the
