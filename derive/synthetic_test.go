@@ -1,0 +1,65 @@
+package derive
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/parse"
+	"github.com/toolharness/toolharness/templates"
+)
+
+// syntheticTemplates are chat templates written for this test with
+// markers no real template (and nothing in derive) knows: derivation must
+// learn them from the renders alone.
+var syntheticTemplates = []struct {
+	file   string
+	tokens templates.SpecialTokens
+	want   parse.Syntax
+}{
+	{"angle-pipe.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Label: "derived", Body: parse.BodyNameJSON, CallOpen: "<<CALL>>", ArgsPrefix: "|", CallClose: "<<END>>",
+		Stop: []string{"~done~"}}},
+	{"pipe-pairs.jinja", templates.SpecialTokens{BOS: "<start>", EOS: "<stop>"}, parse.Syntax{
+		Label: "derived", Body: parse.BodyPairs, SectionOpen: "<|acts|>", SectionClose: "<|/acts|>", CallSeparator: "\n",
+		CallOpen: "<|act|>", KeyOpen: "<|k|>", KeyClose: "<|v|>", ValueClose: "<|/v|>", CallClose: "<|/act|>",
+		ReasoningOpen: "<reflect>", ReasoningClose: "</reflect>", Stop: []string{"[[/turn]]", "<stop>"}}},
+	{"hash-list.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Label: "derived", Body: parse.BodyJSONList, CallOpen: "##CALLS##", CallClose: "##END##",
+		NameKey: "tool", ArgsKey: "input", Stop: []string{"<eot>"}}},
+}
+
+func compileSynthetic(t *testing.T, file string, tok templates.SpecialTokens) *templates.Jinja {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "synthetic", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := templates.CompileJinja(file, string(src), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func TestDeriveSyntheticTemplates(t *testing.T) {
+	for _, tc := range syntheticTemplates {
+		t.Run(tc.file, func(t *testing.T) {
+			res, err := Template(compileSynthetic(t, tc.file, tc.tokens), suiteNow, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Catalog || !res.WritesCalls || !res.Parallel || res.Format != "" {
+				t.Errorf("catalog %v, writes calls %v, parallel %v, format %q; want a catalog, parallel calls and no built-in format",
+					res.Catalog, res.WritesCalls, res.Parallel, res.Format)
+			}
+			if d := cmp.Diff(tc.want, res.Syntax); d != "" {
+				t.Errorf("derived syntax (-want +got):\n%s", d)
+			}
+			if err := res.Syntax.Validate(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
