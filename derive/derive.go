@@ -165,11 +165,10 @@ func learnReasoning(rs *renders, answer, genPrompt string) (open, close string, 
 	return open, close, false
 }
 
-// findCalls tries each input style and returns the renders of the one
-// that writes the probe call most plainly: arguments as JSON beat Python
-// calls, which beat key/value pairs (a template given arguments in a shape
-// it does not expect may print them as a Python dict, which reads as
-// pairs), and among equals the first style wins.
+// findCalls tries each input style and returns the renders of the first
+// that writes the probe call, unless that one only wrote the arguments as
+// a Python dict (a template given arguments in a shape it does not expect
+// may print them with str()), which any other style beats.
 func findCalls(rs *renders) (*callRenders, string, string) {
 	ref, err := rs.get(probeEmpty)
 	if err != nil {
@@ -189,7 +188,7 @@ func findCalls(rs *renders) (*callRenders, string, string) {
 		c := &callRenders{one: one}
 		c.oneStart, c.oneEnd = region(one, ref)
 		site, ok := locateCall(one, c.oneStart, c.oneEnd, sentinelTool1, sentinelArgs1)
-		if !ok || (best != nil && bodyRank(site.body) <= bodyRank(best.site1.body)) {
+		if !ok || (best != nil && siteRank(one, site) <= siteRank(best.one, best.site1)) {
 			continue
 		}
 		c.site1 = site
@@ -209,15 +208,16 @@ func findCalls(rs *renders) (*callRenders, string, string) {
 	return nil, "", "the template does not render assistant tool calls"
 }
 
-// bodyRank orders body shapes by how plainly they carry the arguments.
-func bodyRank(b parse.BodyKind) int {
-	switch b {
-	case parse.BodyPairs:
-		return 1
-	case parse.BodyPython, parse.BodyPythonList:
-		return 2
+// siteRank is 0 for arguments printed as a Python dict ({'k': 'v'}:
+// only quotes, a colon and spaces between a key and its value), 1 else.
+func siteRank(render string, site callSite) int {
+	if site.body == parse.BodyPairs {
+		kv := render[site.keys[0][1]:site.values[0][0]]
+		if strings.Trim(kv, `'": `) == "" {
+			return 0
+		}
 	}
-	return 3
+	return 1
 }
 
 // secondCall locates both calls in the two-call render; false when the

@@ -16,13 +16,15 @@ func templatesCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "templates",
 		Usage:     "list, show and detect chat-template families",
-		UsageText: "toolharness templates list|show|detect [options]",
+		UsageText: "toolharness templates list|show|detect|inspect [options]",
 		Description: `Examples:
    toolharness templates list
    toolharness templates list --json
    toolharness templates show qwen3
-   toolharness templates detect --file chat_template.jinja`,
+   toolharness templates detect --file chat_template.jinja
+   toolharness templates inspect chat_template.jinja`,
 		Subcommands: []*cli.Command{
+			templatesInspectCommand(),
 			{
 				Name:  "list",
 				Usage: "list the families with their native tool format",

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const conformanceTemplates = "../../templates/testdata/conformance/templates"
+
+func TestTemplatesInspect(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "templates", "inspect", filepath.Join(conformanceTemplates, "zai-org-GLM-4.5.jinja"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"family: (none of the built-in families)\n", "writes calls: yes\n", "parallel calls: yes\n",
+		"body: key-value-pairs\n", `call open: "<tool_call>"` + "\n", `key open: "<arg_key>"` + "\n",
+		`value close: "</arg_value>"` + "\n", `reasoning: "<think>" … "</think>"` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestTemplatesInspectJSON(t *testing.T) {
+	cfg := writeFile(t, "tokenizer_config.json", `{"bos_token": {"content": "<s>"}, "eos_token": "</s>", `+
+		`"chat_template": [{"name": "default", "template": "x"}, {"name": "tool_use", "template": `+
+		`"{% for m in messages %}{{ m.role }}: {{ m.content }}{% for c in m.tool_calls %}<<CALL>>{{ c.function.name }}|{{ c.function.arguments | tojson }}<<END>>{% endfor %}{{ eos_token }}\n{% endfor %}"}]}`)
+	out, stderr, code := runCLI(t, "", "templates", "inspect", "--json", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		BOS, EOS    string
+		WritesCalls bool `json:"writes_calls"`
+		Syntax      struct{ CallOpen, CallClose, ArgsPrefix string }
+		Stop        []string
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got.Syntax.CallOpen = strings.TrimSpace(got.Syntax.CallOpen)
+	want := got
+	want.BOS, want.EOS, want.WritesCalls, want.Stop = "<s>", "</s>", true, []string{"</s>"}
+	want.Syntax.CallOpen, want.Syntax.CallClose, want.Syntax.ArgsPrefix = "<<CALL>>", "<<END>>", "|"
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s\n%s", d, out)
+	}
+}
+
+func TestTemplatesInspectUsage(t *testing.T) {
+	_, stderr, code := runCLI(t, "", "templates", "inspect")
+	if code == 0 || !strings.Contains(stderr, "give one template file") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
