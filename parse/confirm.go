@@ -14,14 +14,17 @@ var callKeys = map[string]bool{
 // block can hold a call. The answer depends only on the bytes, never on
 // how they were chunked.
 func (b *block) confirm(eof bool) verdict {
-	v := b.confirm1()
+	v := b.confirm1(eof)
 	if v == vMore && eof {
 		return vNo
 	}
 	return v
 }
 
-func (b *block) confirm1() verdict {
+func (b *block) confirm1(eof bool) verdict {
+	if b.op.syn != nil {
+		return b.confirmSyntax(eof)
+	}
 	buf, m := b.buf, b.op.marker
 	switch b.op.kind {
 	case kTag:
@@ -301,6 +304,8 @@ func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 		}
 	case dJSON, dMistral, dFence:
 		name, ok = jsonName(w)
+	case dSyntax:
+		name, ok = b.op.syn.syntaxName(w, b.op.section)
 	}
 	if !ok {
 		return "", false

@@ -60,13 +60,13 @@ func (p *Parser) finish(end int, eof bool) {
 		berr = &Error{Kind: KindMissingName, Offset: b.start, Message: "empty call block; write the tool name and its arguments inside it"}
 	}
 	extra := b.op.repair
-	if b.reopened {
+	if b.reopened && b.op.closer != "" {
 		extra |= rMissingCloseTag
 	}
 	if b.sub == dPythonic && b.op.dec != dPythonic && b.op.dec != dFence {
 		extra |= rPythonicCall
 	}
-	if b.trailed && b.op.kind != kTag {
+	if b.trailed && b.op.kind != kTag && b.op.syn == nil {
 		extra |= rMissingOpenTag
 	}
 	for i, c := range calls {
@@ -127,6 +127,10 @@ func (p *Parser) unknownMsg(name string) string {
 // decode reads the calls of a block. raw is the whole block, content is
 // raw[cs:ce].
 func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
+	if b.op.dec == dSyntax {
+		from := len(b.op.marker)
+		return p.decodeSyntax(b.op, raw[from:max(ce, from)], b.start+from)
+	}
 	content := raw[cs:ce]
 	base := b.start + cs
 	dec := b.op.dec
@@ -246,6 +250,19 @@ func (p *Parser) decodeArgsOnly(name, content string, base int) ([]dcall, *Error
 		return []dcall{c}, nil
 	}
 	c.repairs = r.repairs
+	if str, ok := v.(string); ok && !p.opts.Strict {
+		// Arguments double-encoded as a JSON string (what templates
+		// given string arguments write).
+		inner := relaxed{s: strings.TrimSpace(str)}
+		if o, err := inner.value(); err == nil {
+			if inner.ws(); inner.i == len(inner.s) {
+				if _, ok := o.(*chat.Object); ok {
+					c.args, c.repairs = encode(o), c.repairs|inner.repairs|rArgumentsString
+					return []dcall{c}, nil
+				}
+			}
+		}
+	}
 	if _, ok := v.(*chat.Object); !ok {
 		c.err = &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object"}
 		return []dcall{c}, nil

@@ -33,6 +33,7 @@ const (
 	dToolCall                 // <tool_call> content: JSON, qwen3-coder or pythonic, by shape
 	dMistral                  // [TOOL_CALLS] list, object or name[ARGS]{…}
 	dFence                    // fence content: JSON or pythonic
+	dSyntax                   // a Syntax's call or section (decode_syntax.go)
 )
 
 // opener is one marker that opens a call block in a format.
@@ -53,6 +54,13 @@ type opener struct {
 	tentative bool
 	// reopen: a repeat of the marker before the closer ends the block.
 	reopen bool
+	// syn is the syntax of a dSyntax opener; section says the marker
+	// opens its call section rather than one call.
+	syn     *synSpec
+	section bool
+	// multi: further values may follow the first one of a kPrefix
+	// block (JSON objects back to back), separated by whitespace.
+	multi bool
 	// markerB and closerB are marker and closer as bytes, made once by
 	// newTable so that looking for them in a block converts nothing.
 	markerB, closerB []byte

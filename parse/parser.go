@@ -33,6 +33,9 @@ type Parser struct {
 	rs, rs0 reasoningState
 	rheld   string
 
+	// think holds the markers of a leading reasoning block.
+	think [2]string
+
 	// lastID is the call ID last formatted by callID, for call lastIDn.
 	lastID  string
 	lastIDn int
@@ -44,7 +47,11 @@ func New(format string, opts Options) (*Parser, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parser{format: format, opts: opts, tab: newTable(ops)}
+	return newParser(format, opts, ops), nil
+}
+
+func newParser(format string, opts Options, ops []opener) *Parser {
+	p := &Parser{format: format, opts: opts, tab: newTable(ops), think: [2]string{thinkOpen, thinkClose}}
 	if len(opts.Tools) > 0 {
 		p.tools = make(map[string]*toolSchema, len(opts.Tools))
 		for _, t := range opts.Tools {
@@ -52,9 +59,9 @@ func New(format string, opts Options) (*Parser, error) {
 		}
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
-	p.rs0 = initialReasoning(p.tab, opts)
+	p.rs0 = initialReasoning(p.tab, opts, p.think[0])
 	p.rs = p.rs0
-	return p, nil
+	return p
 }
 
 // Format returns the parser's format name.
@@ -231,6 +238,9 @@ func (p *Parser) open(op int) {
 	p.b.buf = append(p.b.buf, o.marker...)
 	if !o.tentative {
 		p.b.confirmed, p.b.vstart = true, len(o.marker)
+		if o.syn != nil && o.kind == kPrefix {
+			p.b.confirmed = false
+		}
 	}
 	p.pos += len(o.marker)
 }
@@ -350,7 +360,7 @@ func (p *Parser) early(old int) {
 	// that ends it (the closing quote or '>'), so without one among the
 	// new bytes the window is not searched again: at 4-byte chunks this
 	// keeps the look from rescanning the block's start on every chunk.
-	if b.nameMissed && !hasNameEnd(b.buf[max(old, b.vstart):]) {
+	if b.nameMissed && b.op.syn == nil && !hasNameEnd(b.buf[max(old, b.vstart):]) {
 		if b.contentLen() > nameWindow {
 			b.earlyDone = true
 		}

@@ -506,7 +506,8 @@ func appendJSON(b []byte, v any) []byte {
 
 // appendString writes s as a JSON string byte for byte as chat.Marshal
 // (encoding/json without HTML escaping) does: \" \\ \b \f \n \r \t,
-// other control bytes as \u00XX, invalid UTF-8 as \ufffd, U+2028 and
+// other control bytes as \u00XX, invalid UTF-8 as U+FFFD written raw
+// (what encoding/json of the Go 1.27 toolchain writes), U+2028 and
 // U+2029 escaped. Writing in place, instead of marshalling and copying,
 // saves two copies of a value that can be the whole block.
 func appendString(b []byte, s string) []byte {
@@ -544,7 +545,7 @@ func appendString(b []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
+			b = append(b, "\uFFFD"...)
 			i += size
 			start = i
 			continue

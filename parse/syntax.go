@@ -49,8 +49,9 @@ type Syntax struct {
 	// SectionOpen and SectionClose wrap all the calls of one turn; both ""
 	// when there is no section.
 	SectionOpen, SectionClose string
-	// CallOpen opens one call; it is required unless Body is a JSON list or
-	// a Python list inside a section (then SectionOpen must be set).
+	// CallOpen opens one call; it is required unless Body is JSON (objects
+	// back to back, or a list) or a Python list inside a section (then
+	// SectionOpen must be set).
 	CallOpen string
 	// CallClose closes one call; "" when a call ends at the next CallOpen,
 	// at SectionClose, or at the end of the output.
@@ -172,9 +173,9 @@ func (s Syntax) Validate() error {
 		return bad("unknown body shape %d", uint8(s.Body))
 	}
 	if s.CallOpen == "" {
-		listInSection := (s.Body == BodyJSONList || s.Body == BodyPythonList) && s.SectionOpen != ""
-		if !listInSection {
-			return bad("CallOpen is required unless a list body sits in a section")
+		valuesInSection := (s.Body == BodyJSONList || s.Body == BodyPythonList || s.Body == BodyJSON) && s.SectionOpen != ""
+		if !valuesInSection {
+			return bad("CallOpen is required unless JSON or a Python list sits in a section")
 		}
 	}
 	if (s.SectionOpen == "") != (s.SectionClose == "") && s.SectionClose != "" {
