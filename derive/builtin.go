@@ -29,8 +29,7 @@ func builtinFormat(s parse.Syntax) string {
 		switch {
 		case s.CallOpen == "[TOOL_CALLS]" && s.ArgsPrefix == "[ARGS]" && (s.IDPrefix == "" || s.IDPrefix == "[CALL_ID]"):
 			return "mistral"
-		case strings.Contains(s.CallOpen+s.NamePrefix, "to=functions.") && strings.Contains(s.ArgsPrefix, "<|message|>") &&
-			s.CallClose == "<|call|>":
+		case harmonyHeader(s.CallOpen+s.NamePrefix) && strings.Contains(s.ArgsPrefix, "<|message|>") && s.CallClose == "<|call|>":
 			return "harmony"
 		}
 	case parse.BodyPairs:
@@ -47,4 +46,13 @@ func builtinFormat(s parse.Syntax) string {
 		}
 	}
 	return ""
+}
+
+// harmonyHeader reports whether a call's head is the harmony parser's:
+// the channel, then the recipient (<|channel|>commentary to=functions.).
+// gpt-oss's template writes the recipient first (" to=functions.T<|channel|>"),
+// which that parser does not read, so such a syntax stays derived.
+func harmonyHeader(head string) bool {
+	c := strings.Index(head, "<|channel|>")
+	return c >= 0 && strings.Index(head, "to=functions.") > c
 }

@@ -8,10 +8,12 @@ import "encoding/json"
 // and parsed back by the derived parser.
 const roundTripTools = `[{"type": "function", "function": {"name": "lookup_record", "description": "Look a record up.", ` +
 	`"parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "Free text."}, ` +
-	`"limit": {"type": "integer"}, "ratio": {"type": "number"}, "exact": {"type": "boolean"}, ` +
-	`"filters": {"type": "object"}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["query"]}}}, ` +
+	`"limit": {"type": "integer", "description": "At most."}, "ratio": {"type": "number", "description": "A share."}, ` +
+	`"exact": {"type": "boolean", "description": "Exact match."}, ` +
+	`"filters": {"type": "object", "additionalProperties": true, "description": "Field filters."}, ` +
+	`"tags": {"type": "array", "items": {"type": "string"}, "description": "Labels."}}, "required": ["query"]}}}, ` +
 	`{"type": "function", "function": {"name": "write_note", "description": "Write a note.", ` +
-	`"parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}}]`
+	`"parameters": {"type": "object", "properties": {"text": {"type": "string", "description": "The note."}}, "required": ["text"]}}}]`
 
 var roundTripCalls = []Call{
 	{ID: "abcDEF123", Name: "lookup_record", Arguments: json.RawMessage(
@@ -19,6 +21,10 @@ var roundTripCalls = []Call{
 			`"filters": {"owner": {"name": "Zoë", "ids": [1, 2]}, "active": true}, "tags": ["a b", "c"]}`)},
 	{ID: "xyzUVW789", Name: "write_note", Arguments: json.RawMessage(`{"text": "plain note"}`)},
 }
+
+// roundTripBase is the conversation before the assistant turn, without a
+// generation prompt: what a rendered turn is cut from.
+const roundTripBase = "roundtrip-base"
 
 func roundTripName(n int, s Style) string { return "roundtrip-" + probeCallName(n, s) }
 
@@ -28,10 +34,9 @@ func roundTripProbes() []Probe {
 	var ps []Probe
 	for _, s := range Styles {
 		for n := 1; n <= 2; n++ {
-			ps = append(ps, Probe{roundTripName(n, s), Request{
-				Messages: messages(user, string(AssistantCalls(s, roundTripCalls[:n]))), Tools: json.RawMessage(roundTripTools)}})
+			ps = append(ps, Probe{roundTripName(n, s), roundTripRequest(s, n)})
 		}
 	}
-	ps = append(ps, Probe{"roundtrip-prompt", Request{Messages: messages(user), Tools: json.RawMessage(roundTripTools), AddGenerationPrompt: true}})
+	ps = append(ps, Probe{roundTripBase, Request{Messages: messages(user), Tools: json.RawMessage(roundTripTools)}})
 	return ps
 }

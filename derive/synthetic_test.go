@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/toolharness/toolharness/templates"
 )
@@ -46,7 +47,8 @@ func compileSynthetic(t *testing.T, file string, tok templates.SpecialTokens) *t
 func TestDeriveSyntheticTemplates(t *testing.T) {
 	for _, tc := range syntheticTemplates {
 		t.Run(tc.file, func(t *testing.T) {
-			res, err := Template(compileSynthetic(t, tc.file, tc.tokens), suiteNow, nil)
+			r := Jinja{Template: compileSynthetic(t, tc.file, tc.tokens), Now: suiteNow}
+			res, err := Template(r.Template, suiteNow, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,6 +61,15 @@ func TestDeriveSyntheticTemplates(t *testing.T) {
 			}
 			if err := res.Syntax.Validate(); err != nil {
 				t.Error(err)
+			}
+			tools, err := chat.ParseTools([]byte(roundTripTools))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 1; n <= 2; n++ {
+				if got := roundTrip(r, res, tools, n); got != "ok" {
+					t.Errorf("round trip of %d calls: %s", n, got)
+				}
 			}
 		})
 	}
