@@ -21,6 +21,13 @@ type RendererOptions struct {
 	// in its KV cache while the transcript lacks them, so the next turn
 	// could not reuse the cache up to the end of the reply.
 	StopAfterCall bool
+	// Family, when set, is used instead of looking Template up: a family
+	// made from a template loaded from the model.
+	Family *templates.Family
+	// Syntax is the call syntax derived from that template (package
+	// derive) when it is none of the built-in formats; its Label is then
+	// the family's native format, rendered by the template itself.
+	Syntax *parse.Syntax
 }
 
 // renderer is the Renderer of package render, templates and parse.
@@ -35,13 +42,20 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 	if o.Template == "" {
 		o.Template = "chatml"
 	}
-	fam, err := templates.Lookup(o.Template)
+	fam, err := lookupFamily(o)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return nil, err
 	}
 	format := o.Format
 	if format == "" {
 		format = fam.DefaultFormat
+	}
+	if o.Syntax != nil && format == o.Syntax.Label {
+		// The template writes the catalog and calls; only the parser is ours.
+		if _, err := parse.NewSyntax(*o.Syntax, parse.Options{}); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		return &renderer{fam: fam, format: format, opts: o}, nil
 	}
 	if _, err := parse.New(format, parse.Options{}); err != nil {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
@@ -50,6 +64,17 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
 	}
 	return &renderer{fam: fam, format: format, opts: o}, nil
+}
+
+func lookupFamily(o RendererOptions) (templates.Family, error) {
+	if o.Family != nil {
+		return *o.Family, nil
+	}
+	fam, err := templates.Lookup(o.Template)
+	if err != nil {
+		return templates.Family{}, fmt.Errorf("agent: %w", err)
+	}
+	return fam, nil
 }
 
 func (r *renderer) Format() string { return r.format }
@@ -63,7 +88,15 @@ func (r *renderer) Stop() []string {
 }
 
 func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
-	return NewParser(r.format, parse.Options{Tools: tools, Strict: r.opts.Strict})
+	opts := parse.Options{Tools: tools, Strict: r.opts.Strict}
+	if s := r.opts.Syntax; s != nil && r.format == s.Label {
+		p, err := parse.NewSyntax(*s, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &parseStream{p: p}, nil
+	}
+	return NewParser(r.format, opts)
 }
 
 func (r *renderer) Catalog(tools []chat.Tool) (string, error) { return render.Catalog(r.format, tools) }

@@ -24,8 +24,11 @@ func (j Jinja) Render(r Request) (string, error) {
 }
 
 // Template derives the call syntax of a compiled chat template, with its
-// own special tokens.
+// own special tokens; the syntax is labelled "derived:" + the template's
+// name (the name a session reports as its format).
 func Template(t *templates.Jinja, now time.Time, extra map[string]json.RawMessage) (Result, error) {
 	tok := t.Tokens()
-	return Derive(Jinja{Template: t, Now: now, Extra: extra}, Tokens{BOS: tok.BOS, EOS: tok.EOS})
+	res, err := Derive(Jinja{Template: t, Now: now, Extra: extra}, Tokens{BOS: tok.BOS, EOS: tok.EOS})
+	res.Syntax.Label = "derived:" + t.Name()
+	return res, err
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/golden"
@@ -121,21 +122,13 @@ func roundTrip(r Renderer, res Result, tools []chat.Tool, n int) string {
 	if err != nil {
 		return "failed: parser: " + oneLine(err)
 	}
-	var calls []chat.ToolCall
-	var problems []string
-	emit := func(ev parse.Event) {
-		switch ev.Type {
-		case parse.EventCall:
-			calls = append(calls, ev.Call)
-			if ev.Err != nil {
-				problems = append(problems, ev.Err.Error())
-			}
-		case parse.EventError:
-			problems = append(problems, ev.Err.Error())
+	calls, problems := parseTurn(p, turn, 0)
+	for _, chunk := range []int{1, 3, 7} {
+		chunked, _ := parseTurn(p, turn, chunk)
+		if !reflect.DeepEqual(chunked, calls) {
+			return fmt.Sprintf("failed: %d-byte chunks give other calls than the whole turn", chunk)
 		}
 	}
-	p.Feed(turn, emit)
-	p.Close(emit)
 	if len(problems) > 0 {
 		return "failed: " + strings.Join(problems, "; ")
 	}
@@ -149,6 +142,38 @@ func roundTrip(r Renderer, res Result, tools []chat.Tool, n int) string {
 		}
 	}
 	return "ok"
+}
+
+// parseTurn feeds turn to p (reset first) in chunks of about chunk bytes,
+// cut at rune boundaries (0: at once), and returns the calls and problems.
+func parseTurn(p *parse.Parser, turn string, chunk int) ([]chat.ToolCall, []string) {
+	p.Reset()
+	var calls []chat.ToolCall
+	var problems []string
+	emit := func(ev parse.Event) {
+		switch ev.Type {
+		case parse.EventCall:
+			calls = append(calls, ev.Call)
+			if ev.Err != nil {
+				problems = append(problems, ev.Err.Error())
+			}
+		case parse.EventError:
+			problems = append(problems, ev.Err.Error())
+		}
+	}
+	for rest := turn; rest != ""; {
+		n := len(rest)
+		if chunk > 0 && chunk < n {
+			n = chunk
+			for n < len(rest) && !utf8.RuneStart(rest[n]) {
+				n++
+			}
+		}
+		p.Feed(rest[:n], emit)
+		rest = rest[n:]
+	}
+	p.Close(emit)
+	return calls, problems
 }
 
 func roundTripRequest(s Style, n int) Request {

@@ -20,14 +20,14 @@ var syntheticTemplates = []struct {
 	want   parse.Syntax
 }{
 	{"angle-pipe.jinja", templates.SpecialTokens{}, parse.Syntax{
-		Label: "derived", Body: parse.BodyNameJSON, CallOpen: "<<CALL>>", ArgsPrefix: "|", CallClose: "<<END>>",
+		Body: parse.BodyNameJSON, CallOpen: "<<CALL>>", ArgsPrefix: "|", CallClose: "<<END>>",
 		Stop: []string{"~done~"}}},
 	{"pipe-pairs.jinja", templates.SpecialTokens{BOS: "<start>", EOS: "<stop>"}, parse.Syntax{
-		Label: "derived", Body: parse.BodyPairs, SectionOpen: "<|acts|>", SectionClose: "<|/acts|>", CallSeparator: "\n",
+		Body: parse.BodyPairs, SectionOpen: "<|acts|>", SectionClose: "<|/acts|>", CallSeparator: "\n",
 		CallOpen: "<|act|>", KeyOpen: "<|k|>", KeyClose: "<|v|>", ValueClose: "<|/v|>", CallClose: "<|/act|>",
 		ReasoningOpen: "<reflect>", ReasoningClose: "</reflect>", Stop: []string{"[[/turn]]", "<stop>"}}},
 	{"hash-list.jinja", templates.SpecialTokens{}, parse.Syntax{
-		Label: "derived", Body: parse.BodyJSONList, CallOpen: "##CALLS##", CallClose: "##END##",
+		Body: parse.BodyJSONList, CallOpen: "##CALLS##", CallClose: "##END##",
 		NameKey: "tool", ArgsKey: "input", Stop: []string{"<eot>"}}},
 }
 
@@ -56,7 +56,9 @@ func TestDeriveSyntheticTemplates(t *testing.T) {
 				t.Errorf("catalog %v, writes calls %v, parallel %v, format %q; want a catalog, parallel calls and no built-in format",
 					res.Catalog, res.WritesCalls, res.Parallel, res.Format)
 			}
-			if d := cmp.Diff(tc.want, res.Syntax); d != "" {
+			want := tc.want
+			want.Label = "derived:" + tc.file
+			if d := cmp.Diff(want, res.Syntax); d != "" {
 				t.Errorf("derived syntax (-want +got):\n%s", d)
 			}
 			if err := res.Syntax.Validate(); err != nil {

@@ -19,7 +19,7 @@ func parseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse tool calls out of raw model text",
-		UsageText: "toolharness parse --format F [--tools tools.json] [--strict] [--think-open] [--chunk N] [--jsonl] < input",
+		UsageText: "toolharness parse --format F | --chat-template FILE [--tools tools.json] [--strict] [--think-open] [--chunk N] [--jsonl] < input",
 		Description: `Reads a model's raw output on stdin and prints one JSON object per line per event:
    {"type":"text","text":"…"}
    {"type":"call_start","id":"call_0","name":"read_file","offset":12}   (the tool name is known)
@@ -40,13 +40,18 @@ Anthropic shape, overriding --tools; other fields ignored), each output line is
    {"id":…,"calls":[{"name":…,"arguments":{…},"repairs":[…]}],"content":"…","errors":[{"kind":…,"message":…}]}
 A bad input line gives an "input" error on its output line; the batch goes on.
 
+--chat-template FILE derives the call syntax from the model's own chat template (as 'templates inspect'
+shows it) and parses in it: the built-in format it matches, else the derived syntax; --think-open is
+implied when the template's generation prompt opens a reasoning block.
+
 Formats: ` + strings.Join(parse.Formats(), ", ") + `
 
 Examples:
    echo '<tool_call>{"name":"read","arguments":{"path":"a.txt"}}</tool_call>' | toolharness parse --format hermes
    toolharness parse --format auto --tools tools.json --chunk 4 < raw.txt
    toolharness parse --format hermes --think-open < qwen3-thinking-output.txt
-   toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl`,
+   toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl
+   toolharness parse --chat-template glm-4.5.jinja --tools tools.json < glm-output.txt`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
 			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
@@ -54,6 +59,7 @@ Examples:
 			&cli.BoolFlag{Name: "think-open", Usage: "the prompt opened a <think> block: the output is reasoning up to the first </think>"},
 			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "batch mode: one record per input line"},
+			&cli.StringFlag{Name: "chat-template", Usage: "parse in the call syntax derived from this chat template (.jinja or tokenizer_config.json; see 'templates inspect')"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := parse.Options{Strict: c.Bool("strict"), ThinkOpen: c.Bool("think-open")}
@@ -64,16 +70,22 @@ Examples:
 				}
 				opts.Tools = tools
 			}
-			format := c.String("format")
-			if _, err := parse.New(format, opts); err != nil {
+			newParser := formatParsers(c.String("format"))
+			if path := c.String("chat-template"); path != "" {
+				var err error
+				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen); err != nil {
+					return err
+				}
+			}
+			if _, err := newParser(opts); err != nil {
 				return err
 			}
 			w := bufio.NewWriterSize(c.App.Writer, 64<<10)
 			var err error
 			if c.Bool("jsonl") {
-				err = parseBatch(c.App.Reader, w, format, opts)
+				err = parseBatch(c.App.Reader, w, newParser, opts)
 			} else {
-				err = parseStream(c.App.Reader, w, format, opts, c.Int("chunk"))
+				err = parseStream(c.App.Reader, w, newParser, opts, c.Int("chunk"))
 			}
 			if ferr := w.Flush(); err == nil {
 				err = ferr
@@ -140,8 +152,17 @@ func eventToLine(e parse.Event) eventLine {
 	return l
 }
 
-func parseStream(r io.Reader, w io.Writer, format string, opts parse.Options, chunk int) error {
-	p, err := parse.New(format, opts)
+// parserFactory makes a parser for given options: a named format's, or
+// one for the call syntax derived from a chat template (--chat-template).
+type parserFactory func(parse.Options) (*parse.Parser, error)
+
+// formatParsers is the factory of a named format.
+func formatParsers(format string) parserFactory {
+	return func(o parse.Options) (*parse.Parser, error) { return parse.New(format, o) }
+}
+
+func parseStream(r io.Reader, w io.Writer, newParser parserFactory, opts parse.Options, chunk int) error {
+	p, err := newParser(opts)
 	if err != nil {
 		return err
 	}
@@ -200,7 +221,7 @@ type (
 
 // parseBatch parses one record per line. Parsers are kept per distinct
 // tools value, since records of one corpus usually share a catalog.
-func parseBatch(r io.Reader, w io.Writer, format string, opts parse.Options) error {
+func parseBatch(r io.Reader, w io.Writer, newParser parserFactory, opts parse.Options) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	parsers := map[string]*parse.Parser{}
 	for lineNo := 1; ; lineNo++ {
@@ -209,7 +230,7 @@ func parseBatch(r io.Reader, w io.Writer, format string, opts parse.Options) err
 			return fmt.Errorf("parse: reading input: %w", err)
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
-			if werr := writeJSONLine(w, batchRecord(t, lineNo, format, opts, parsers)); werr != nil {
+			if werr := writeJSONLine(w, batchRecord(t, lineNo, newParser, opts, parsers)); werr != nil {
 				return werr
 			}
 		}
@@ -219,7 +240,7 @@ func parseBatch(r io.Reader, w io.Writer, format string, opts parse.Options) err
 	}
 }
 
-func batchRecord(line []byte, lineNo int, format string, opts parse.Options, parsers map[string]*parse.Parser) batchOut {
+func batchRecord(line []byte, lineNo int, newParser parserFactory, opts parse.Options, parsers map[string]*parse.Parser) batchOut {
 	out := batchOut{ID: json.RawMessage("null"), Calls: []batchCall{}, Errors: []*errorLine{}}
 	fail := func(msg string) batchOut {
 		out.Errors = append(out.Errors, &errorLine{Kind: parse.KindInput, Message: fmt.Sprintf("line %d: %s", lineNo, msg)})
@@ -250,7 +271,7 @@ func batchRecord(line []byte, lineNo int, format string, opts parse.Options, par
 			o.Tools = tools
 		}
 		var err error
-		if p, err = parse.New(format, o); err != nil {
+		if p, err = newParser(o); err != nil {
 			return fail(err.Error())
 		}
 		if len(parsers) < 1024 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/derive"
+	"github.com/toolharness/toolharness/parse"
 	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
 )
@@ -130,4 +131,25 @@ func tokenText(raw json.RawMessage) string {
 		return obj.Content
 	}
 	return ""
+}
+
+// chatTemplateParsers derives the call syntax of the chat template at path
+// and returns its parser factory, and whether the prompt opens reasoning.
+// --format cannot be given with it: the template decides the syntax.
+func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory, bool, error) {
+	if formatSet {
+		return nil, false, errors.New("parse: give --format or --chat-template, not both")
+	}
+	tmpl, err := loadChatTemplateFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	res, err := derive.Template(tmpl, time.Now(), nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := res.NewParser(parse.Options{}); err != nil {
+		return nil, false, fmt.Errorf("parse: %s: %w", path, err)
+	}
+	return res.NewParser, thinkOpen || res.ThinkOpen, nil
 }

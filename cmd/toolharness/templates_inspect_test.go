@@ -59,3 +59,31 @@ func TestTemplatesInspectUsage(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestParseChatTemplate parses GLM-4.5 output in the syntax derived from
+// its own template, whole and in 3-byte chunks.
+func TestParseChatTemplate(t *testing.T) {
+	tools := writeFile(t, "tools.json", `[{"type":"function","function":{"name":"lookup","parameters":{"type":"object",`+
+		`"properties":{"city":{"type":"string"},"days":{"type":"integer"}}}}}]`)
+	in := "Let me check.\n<tool_call>lookup<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>" +
+		"<arg_key>days</arg_key>\n<arg_value>3</arg_value></tool_call>"
+	tmpl := filepath.Join(conformanceTemplates, "zai-org-GLM-4.5.jinja")
+	want := `{"type":"call","id":"call_0","name":"lookup","arguments":{"city":"Paris","days":3},"repairs":[],"offset":14}`
+	for _, chunk := range []string{"0", "3"} {
+		out, stderr, code := runCLI(t, in, "parse", "--chat-template", tmpl, "--tools", tools, "--chunk", chunk)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if lines[len(lines)-1] != want {
+			t.Errorf("--chunk %s: last event %s, want %s", chunk, lines[len(lines)-1], want)
+		}
+	}
+	if _, stderr, code := runCLI(t, in, "parse", "--chat-template", tmpl, "--format", "hermes"); code == 0 || !strings.Contains(stderr, "not both") {
+		t.Errorf("--format with --chat-template: exit %d, %q", code, stderr)
+	}
+	noCalls := filepath.Join(conformanceTemplates, "00-chatml.jinja")
+	if _, stderr, code := runCLI(t, in, "parse", "--chat-template", noCalls); code == 0 || !strings.Contains(stderr, "writes no tool calls") {
+		t.Errorf("a template without calls: exit %d, %q", code, stderr)
+	}
+}
