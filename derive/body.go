@@ -109,10 +109,7 @@ func locateCall(s string, from, limit int, name string, args []arg) (site callSi
 // of them) that also holds the arguments. The outermost such value wins,
 // so a list of calls is seen as one.
 func locateJSON(s string, from, limit int, name string, want any, site *callSite) bool {
-	for at := from; at < site.nameAt; at++ {
-		if s[at] != '{' && s[at] != '[' {
-			continue
-		}
+	for _, at := range openBrackets(s[:site.nameAt], from) {
 		v, end, ok := jsonValueAt(s[:limit], at)
 		if !ok || end <= site.nameAt {
 			continue
@@ -132,6 +129,41 @@ func locateJSON(s string, from, limit int, name string, want any, site *callSite
 		}
 	}
 	return false
+}
+
+// maxCandidates bounds the brackets tried as the start of a JSON value
+// around the name: decoding from each is linear, and a render with deep
+// unclosed nesting must not make derivation quadratic.
+const maxCandidates = 4
+
+// openBrackets returns the offsets of the brackets still open at the end
+// of s[from:] (outside JSON strings), outermost first: the only places a
+// JSON value holding what follows can start. Only the maxCandidates
+// outermost and innermost are returned.
+func openBrackets(s string, from int) []int {
+	var stack []int
+	inString := false
+	for i := from; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			stack = append(stack, i)
+		case (c == '}' || c == ']') && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 2*maxCandidates {
+		stack = append(stack[:maxCandidates:maxCandidates], stack[len(stack)-maxCandidates:]...)
+	}
+	return stack
 }
 
 // locatePython: the name is followed by "(" — a Python call, inside a

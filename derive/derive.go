@@ -28,6 +28,9 @@ type Result struct {
 	Format string `json:"format,omitempty"`
 	// Syntax is the derived call syntax (set when WritesCalls).
 	Syntax parse.Syntax `json:"syntax"`
+	// PromptOpensCall: the generation prompt ends with the call opener
+	// (functionary v3.2's ">>>"), so the model's output starts after it.
+	PromptOpensCall bool `json:"prompt_opens_call,omitempty"`
 	// ThinkOpen: the generation prompt itself opens a reasoning block.
 	ThinkOpen bool `json:"think_open"`
 	// GenerationPrompt is what the generation prompt appends after the
@@ -111,6 +114,10 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 		res.Syntax.Label = "derived"
 		if after := firstPiece(c.one[c.oneEnd:]); specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
 			res.Stop = append(res.Stop, after)
+		}
+		if open := res.Syntax.CallOpen; open != "" && catErr == nil && strings.HasSuffix(strings.TrimSpace(catalog), open) {
+			res.PromptOpensCall = true
+			res.Notes = append(res.Notes, fmt.Sprintf("the generation prompt ends with the call opener %q: feed it to the parser before the output", open))
 		}
 		res.Format = builtinFormat(res.Syntax)
 		if res.Format == "" {
