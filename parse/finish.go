@@ -49,7 +49,7 @@ func (p *Parser) finish(end int, eof bool) {
 	if !b.startSent && b.op.dec != dMistral {
 		if name, ok := b.scanName(p.tools); ok && (!b.op.tentative || p.acceptable(name)) {
 			b.startSent = true
-			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
+			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 		}
 	}
 	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil) {
@@ -72,7 +72,7 @@ func (p *Parser) finish(end int, eof bool) {
 	for i, c := range calls {
 		id := p.callID(p.ncalls)
 		if i > 0 || !b.startSent {
-			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: c.name, Offset: b.start}})
+			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: c.name, Offset: b.start}})
 		}
 		if c.id != "" {
 			id = c.id
@@ -87,7 +87,7 @@ func (p *Parser) finish(end int, eof bool) {
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		p.emit(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
+		p.event(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
 			ID: id, Name: c.name, Arguments: args, Raw: raw, Offset: b.start,
 			Repairs: (c.repairs | extra).list(),
 		}})
@@ -97,12 +97,12 @@ func (p *Parser) finish(end int, eof bool) {
 		if len(calls) == 0 {
 			berr.Raw = raw
 		}
-		p.emit(Event{Type: EventError, Err: berr})
+		p.event(Event{Type: EventError, Err: berr})
 	}
 }
 
 func (p *Parser) emitErr(kind Kind, off int, msg, raw string) {
-	p.emit(Event{Type: EventError, Err: &Error{Kind: kind, Offset: off, Message: msg, Raw: raw}})
+	p.event(Event{Type: EventError, Err: &Error{Kind: kind, Offset: off, Message: msg, Raw: raw}})
 }
 
 func truncatedMsg(op *opener) string {
