@@ -38,12 +38,33 @@ type Parser struct {
 	pieces int
 	pend   []byte
 
+	// bareOp is the format's opener of calls written without a marker
+	// (bare.go), nil if it has none; bare says one may still start.
+	bareOp *opener
+	bare   bool
+
+	glm *synSpec
+
+	// fenced: a code fence gave this turn's calls. What follows is the
+	// model explaining or writing code (DeepSeek Coder writes pages of
+	// it, repeating the call), so tentative blocks after it stay text.
+	fenced bool
+
 	// think holds the markers of a leading reasoning block.
 	think [2]string
 
 	// lastID is the call ID last formatted by callID, for call lastIDn.
 	lastID  string
 	lastIDn int
+}
+
+// glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
+// <tool_call> content in it).
+func (p *Parser) glm45() *synSpec {
+	if p.glm == nil {
+		p.glm = newSynSpec(glm45Syntax)
+	}
+	return p.glm
 }
 
 // New returns a parser for format (one of Formats).
@@ -66,6 +87,8 @@ func newParser(format string, opts Options, ops []opener) *Parser {
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
 	p.rs0 = initialReasoning(p.tab, opts, p.think[0])
 	p.rs = p.rs0
+	p.bareOp = bareOpener(format, opts.Strict)
+	p.bare = p.bareOp != nil
 	return p
 }
 
@@ -77,6 +100,8 @@ func (p *Parser) Reset() {
 	p.held, p.pos, p.inBlock, p.ncalls = "", 0, false, 0
 	p.rs, p.rheld = p.rs0, ""
 	p.pend, p.pieces = p.pend[:0], 0
+	p.bare = p.bareOp != nil
+	p.fenced = false
 	p.b.reset(nil, 0)
 }
 
@@ -91,7 +116,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		return
 	}
 	// Fast path for prose: no marker byte in the chunk and nothing held.
-	if !p.inBlock && p.held == "" && !p.tab.anyFirst(chunk) {
+	if !p.inBlock && p.held == "" && !p.bare && !p.tab.anyFirst(chunk) {
 		p.pos += len(chunk)
 		if chunk != "" {
 			emit(Event{Type: EventText, Text: chunk})
@@ -180,6 +205,12 @@ func (p *Parser) feed(s string, eof bool) {
 		default:
 			if s == "" {
 				return
+			}
+			if p.bare {
+				var opened bool
+				if s, opened = p.startBare(s); opened || s == "" {
+					continue
+				}
 			}
 			s = p.prose(s, eof)
 		}
@@ -355,6 +386,17 @@ func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 // rest.
 func (p *Parser) reject(old int) {
 	b := &p.b
+	if b.op.kind == kBare {
+		// No marker: the bytes fed before this piece are prose
+		// (scanned again, no bare call can start now), and the caller
+		// goes on with the piece.
+		p.inBlock = false
+		p.pos = b.start
+		if old > 0 {
+			p.feed(string(b.buf[:old]), false)
+		}
+		return
+	}
 	m := b.op.marker
 	n := b.rejectLen()
 	p.inBlock = false
@@ -386,6 +428,12 @@ func (p *Parser) blockEOF() {
 	st, end := b.advance(len(b.buf), true)
 	switch st {
 	case stReject:
+		if b.op.kind == kBare {
+			p.inBlock = false
+			p.pos = b.start
+			p.feed(string(b.buf), true)
+			return
+		}
 		n := b.rejectLen()
 		again := string(b.buf[n:])
 		p.inBlock = false
@@ -410,6 +458,10 @@ func (p *Parser) blockEOF() {
 func (p *Parser) early(old int) {
 	b := &p.b
 	if b.startSent || !b.confirmed || b.earlyDone {
+		return
+	}
+	if b.op.kind == kBare && p.tools == nil || p.fenced && b.op.tentative {
+		// Only the decoded block tells (finish).
 		return
 	}
 	// A name the last look did not find can only be completed by the byte
