@@ -147,7 +147,7 @@ func (b *block) advance(old int, eof bool) (status, int) {
 		case 1:
 			return b.trailer(eof)
 		case 2:
-			if st, end, ok := b.another(eof); ok {
+			if st, end, ok := b.nextValue(eof); ok {
 				return st, end
 			}
 		}
@@ -162,7 +162,7 @@ func (b *block) advance(old int, eof bool) (status, int) {
 			b.vend, b.closed = end, true
 			if b.op.multi {
 				b.phase = 2
-				if st, end, ok := b.another(eof); ok {
+				if st, end, ok := b.nextValue(eof); ok {
 					return st, end
 				}
 				continue
@@ -191,6 +191,18 @@ func (b *block) jsonContent() bool {
 		return !b.op.section && (b.op.syn.Body == BodyJSON || b.op.syn.Body == BodyJSONList)
 	}
 	return false
+}
+
+// nextValue decides, after a value of a multi block, whether another
+// follows.
+func (b *block) nextValue(eof bool) (status, int, bool) {
+	if b.op.kind == kBare {
+		if b.sub != dPythonic {
+			return stDone, b.vend, true
+		}
+		return b.anotherBare(eof)
+	}
+	return b.another(eof)
 }
 
 // another decides, after a value of a multi block, whether one more

@@ -66,6 +66,8 @@ func (b *block) confirm1(eof bool) verdict {
 		return b.fence()
 	case kHarmony:
 		return b.harmony()
+	case kBare:
+		return b.confirmBare(eof)
 	}
 	return vNo
 }
@@ -123,6 +125,10 @@ func (b *block) bracket(i int, jsonOnly bool) verdict {
 	if jsonOnly {
 		return vNo
 	}
+	if q := buf[j]; q == '\'' || q == '"' {
+		// ['f(a=1)']: a call quoted as a string.
+		j++
+	}
 	v, name := identParen(buf, j)
 	if v == vYes {
 		b.sub, b.name = dPythonic, name
@@ -139,11 +145,26 @@ func identParen(buf []byte, j int) (verdict, string) {
 		return vNo, ""
 	}
 	k := j
-	for k < len(buf) && (isIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	escaped := false
+	for k < len(buf) {
 		if k-j > 64 {
 			return vNo, ""
 		}
-		k++
+		if c := buf[k]; isIdentByte(c) || c == '.' || c == '-' {
+			k++
+			continue
+		}
+		// calculate\_BMI: Markdown-escaped underscores (Mistral
+		// medium, Mixtral); the decoder records the repair.
+		if buf[k] == '\\' && k > j && (k+1 >= len(buf) || buf[k+1] == '_') {
+			if k+1 >= len(buf) {
+				return vMore, ""
+			}
+			escaped = true
+			k += 2
+			continue
+		}
+		break
 	}
 	e := k
 	for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t') {
@@ -155,7 +176,8 @@ func identParen(buf []byte, j int) (verdict, string) {
 	if buf[k] != '(' {
 		return vNo, ""
 	}
-	return vYes, string(buf[j:e])
+	name, _ := unescapeName(string(buf[j:e]), escaped)
+	return vYes, name
 }
 
 var fenceLabels = map[string]bool{"": true, "json": true, "tool_call": true, "tool_calls": true, "tool_code": true, "jsonc": true}
@@ -297,9 +319,12 @@ func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 		name, ok = qwenName(w)
 	case dToolCall:
 		j := skipWS(w, 0)
-		if j < len(w) && w[j] == '<' {
+		switch {
+		case j < len(w) && w[j] == '<':
 			name, ok = qwenName(w)
-		} else {
+		case j < len(w) && w[j] != '{' && w[j] != '[':
+			name, ok = glmName(w[j:])
+		default:
 			name, ok = jsonName(w)
 		}
 	case dJSON, dMistral, dFence:
@@ -385,4 +410,26 @@ func attrName(w, prefix []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return s[1 : 1+e], true
+}
+
+var argKeyTag = []byte("<arg_key>")
+
+// glmName reads the name of a GLM-4.5 call, `name` then whitespace or
+// <arg_key>, at the start of w; found, it stays the same in every longer w.
+func glmName(w []byte) ([]byte, bool) {
+	k := 0
+	for k < len(w) && isNameByte(w[k]) && w[k] != ':' && w[k] != '/' {
+		if k > 64 {
+			return nil, false
+		}
+		k++
+	}
+	if k == 0 {
+		return nil, false
+	}
+	j := skipWS(w, k)
+	if len(w)-j < len(argKeyTag) || !bytes.HasPrefix(w[j:], argKeyTag) {
+		return nil, false
+	}
+	return w[:k], true
 }

@@ -281,29 +281,84 @@ func (p *Parser) decodePythonic(s string, base int) ([]dcall, *Error) {
 			r.i++
 			break
 		}
-		start := r.i
-		for r.i < len(s) && (isIdentByte(s[r.i]) || s[r.i] == '.' || s[r.i] == '-') {
+		if q := s[r.i]; (q == '\'' || q == '"') && !p.opts.Strict {
+			// ['f(a=1)']: the call quoted as a string.
+			c, err := p.quotedCall(&r, base)
+			if err != nil {
+				return calls, err
+			}
+			calls = append(calls, c...)
+		} else {
+			name, rep := pyName(&r, !p.opts.Strict)
+			r.ws()
+			if name == "" || r.i >= len(s) || s[r.i] != '(' {
+				return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "expected a call like tool(arg=value)"}
+			}
 			r.i++
+			c, err := p.pyArgs(&r, name, base)
+			if err != nil {
+				return calls, err
+			}
+			c.repairs |= rep
+			calls = append(calls, c)
 		}
-		name := s[start:r.i]
 		r.ws()
-		if name == "" || r.i >= len(s) || s[r.i] != '(' {
-			return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "expected a call like tool(arg=value)"}
-		}
-		r.i++
-		c, err := p.pyArgs(&r, name, base)
-		if err != nil {
-			return calls, err
-		}
-		calls = append(calls, c)
-		r.ws()
-		if r.i < len(s) && s[r.i] == ',' {
+		if r.i < len(s) && (s[r.i] == ',' || s[r.i] == ';' && !bracket) {
 			r.i++
 		}
 	}
 	r.ws()
 	if r.i < len(s) {
 		return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "unexpected text after the call list"}
+	}
+	return calls, nil
+}
+
+// pyName reads a dotted or dashed identifier at r.i; lenient, a
+// Markdown-escaped underscore ("calculate\_BMI") counts as "_", with the
+// markdown_escape repair.
+func pyName(r *relaxed, lenient bool) (string, repairs) {
+	s, start := r.s, r.i
+	escaped := false
+	for r.i < len(s) {
+		c := s[r.i]
+		switch {
+		case isIdentByte(c) || c == '.' || c == '-':
+			r.i++
+		case lenient && c == '\\' && r.i+1 < len(s) && s[r.i+1] == '_' && r.i > start:
+			escaped = true
+			r.i += 2
+		default:
+			return unescapeName(s[start:r.i], escaped)
+		}
+	}
+	return unescapeName(s[start:r.i], escaped)
+}
+
+func unescapeName(n string, escaped bool) (string, repairs) {
+	if !escaped {
+		return n, 0
+	}
+	return strings.ReplaceAll(n, `\_`, "_"), rMarkdownEscape
+}
+
+// quotedCall reads a call written as a Python string in a list.
+func (p *Parser) quotedCall(r *relaxed, base int) ([]dcall, *Error) {
+	at := r.i
+	v, err := r.str()
+	if err != nil {
+		return nil, jsonErr(err, base, "the quoted call")
+	}
+	inner, _ := v.(string)
+	calls, e := p.decodePythonic(inner, base+at+1)
+	if e != nil {
+		return calls, e
+	}
+	if len(calls) == 0 {
+		return nil, &Error{Kind: KindBadJSON, Offset: base + at, Message: "expected a call like tool(arg=value) in the quoted string"}
+	}
+	for i := range calls {
+		calls[i].repairs |= rQuotedCall
 	}
 	return calls, nil
 }
@@ -323,20 +378,28 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 		}
 		key := ""
 		save := r.i
-		for r.i < len(r.s) && isIdentByte(r.s[r.i]) {
-			r.i++
-		}
-		if r.i > save {
-			k := r.s[save:r.i]
+		k, krep := pyName(r, !p.opts.Strict)
+		if r.i > save && !strings.ContainsAny(k, ".-") {
 			r.ws()
 			if r.i < len(r.s) && r.s[r.i] == '=' && (r.i+1 >= len(r.s) || r.s[r.i+1] != '=') {
 				key = k
+				c.repairs |= krep
 				r.i++
 			} else {
 				r.i = save
 			}
+		} else {
+			r.i = save
 		}
 		v, err := r.value()
+		if err != nil && !p.opts.Strict {
+			// A bare identifier (a variable name in a Java or
+			// JavaScript question) is kept as its text.
+			if id, ok := bareIdentifier(r); ok {
+				v, err = id, nil
+				c.repairs |= rBareIdentifier
+			}
+		}
 		if err != nil {
 			return c, jsonErr(err, base, "the arguments of "+name)
 		}
@@ -365,6 +428,23 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 	}
 	c.args = encode(&obj)
 	return c, nil
+}
+
+// bareIdentifier reads a dotted identifier at r.i that ends an argument
+// (',' or ')' follows).
+func bareIdentifier(r *relaxed) (string, bool) {
+	start := r.i
+	name, _ := pyName(r, true)
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		r.i = start
+		return "", false
+	}
+	r.ws()
+	if r.i < len(r.s) && (r.s[r.i] == ',' || r.s[r.i] == ')') {
+		return name, true
+	}
+	r.i = start
+	return "", false
 }
 
 // untilClose is the element body before closer and closer's index;

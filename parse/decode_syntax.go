@@ -115,7 +115,7 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 		return []dcall{c}, nil
 	}
 	args := strings.TrimRight(body[h.args:], " \t\r\n")
-	for _, suf := range reversed(pieces(s.ArgsSuffix)) {
+	for _, suf := range reversed(s.argsSuffix) {
 		args = strings.TrimRight(strings.TrimSuffix(args, suf), " \t\r\n")
 	}
 	calls, err := p.decodeArgsOnly(h.name, args, base+h.args)

@@ -39,17 +39,25 @@ func (p *Parser) finish(end int, eof bool) {
 				commit = true
 			}
 		}
-		if !commit {
+		if b.op.kind == kBare && p.tools == nil {
+			// Without a catalog, prose that starts with a word and a
+			// parenthesis is only a call if it reads as one.
+			commit = len(calls) > 0 && calls[0].err == nil && berr == nil
+		}
+		if !commit || p.fenced {
 			p.text(raw)
 			return
 		}
+	}
+	if b.op.kind == kFence {
+		p.fenced = true
 	}
 	// The call start a stream would have emitted early, emitted now if it
 	// was not, so that every chunking gives the same events.
 	if !b.startSent && b.op.dec != dMistral {
 		if name, ok := b.scanName(p.tools); ok && (!b.op.tentative || p.acceptable(name)) {
 			b.startSent = true
-			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
+			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 		}
 	}
 	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil) {
@@ -63,8 +71,11 @@ func (p *Parser) finish(end int, eof bool) {
 	if b.reopened && b.op.closer != "" {
 		extra |= rMissingCloseTag
 	}
-	if b.sub == dPythonic && b.op.dec != dPythonic && b.op.dec != dFence {
+	if b.sub == dPythonic && b.op.dec != dPythonic && b.op.dec != dFence && b.op.kind != kBare {
 		extra |= rPythonicCall
+	}
+	if b.op.kind == kBare && b.sub == dPythonic {
+		extra |= rMissingBrackets
 	}
 	if b.trailed && b.op.kind != kTag && b.op.syn == nil {
 		extra |= rMissingOpenTag
@@ -72,7 +83,7 @@ func (p *Parser) finish(end int, eof bool) {
 	for i, c := range calls {
 		id := p.callID(p.ncalls)
 		if i > 0 || !b.startSent {
-			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: c.name, Offset: b.start}})
+			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: c.name, Offset: b.start}})
 		}
 		if c.id != "" {
 			id = c.id
@@ -87,7 +98,7 @@ func (p *Parser) finish(end int, eof bool) {
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		p.emit(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
+		p.event(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
 			ID: id, Name: c.name, Arguments: args, Raw: raw, Offset: b.start,
 			Repairs: (c.repairs | extra).list(),
 		}})
@@ -97,12 +108,16 @@ func (p *Parser) finish(end int, eof bool) {
 		if len(calls) == 0 {
 			berr.Raw = raw
 		}
-		p.emit(Event{Type: EventError, Err: berr})
+		p.event(Event{Type: EventError, Err: berr})
+	}
+	if b.op.kind == kBare && b.op.dec == dNameLine && len(calls) > 0 {
+		// GLM-4 writes one name line and object after another.
+		p.bare = true
 	}
 }
 
 func (p *Parser) emitErr(kind Kind, off int, msg, raw string) {
-	p.emit(Event{Type: EventError, Err: &Error{Kind: kind, Offset: off, Message: msg, Raw: raw}})
+	p.event(Event{Type: EventError, Err: &Error{Kind: kind, Offset: off, Message: msg, Raw: raw}})
 }
 
 func truncatedMsg(op *opener) string {
@@ -135,7 +150,7 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 	base := b.start + cs
 	dec := b.op.dec
 	switch b.op.kind {
-	case kBracket, kFence:
+	case kBracket, kFence, kBare:
 		dec = b.sub
 	}
 	switch dec {
@@ -150,7 +165,7 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 		return p.decodeTags(b.op.tool, content, base)
 	case dPythonic:
 		return p.decodePythonic(content, base)
-	case dHarmony:
+	case dHarmony, dNameLine:
 		return p.decodeArgsOnly(b.name, content, base)
 	case dMistral:
 		if b.name != "" {
@@ -173,9 +188,11 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 // whose calls all name registered tools wins.
 func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	t := strings.TrimSpace(content)
-	readers := 3
+	// The readings, in this order: JSON, qwen3-coder, GLM-4.5 pairs and
+	// (lenient) a pythonic call.
+	readers := 4
 	if p.opts.Strict {
-		readers = 2
+		readers = 3
 	}
 	read := func(i int) ([]dcall, *Error) {
 		switch i {
@@ -183,6 +200,8 @@ func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 			return p.decodeJSON(content, base, "arguments", false)
 		case 1:
 			return p.decodeQwenCoder(content, base)
+		case 2:
+			return p.decodeSyntaxBody(p.glm45(), content, base)
 		}
 		calls, err := p.decodePythonic(content, base)
 		for i := range calls {
@@ -194,9 +213,11 @@ func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	switch {
 	case strings.HasPrefix(t, "<"):
 		first = 1
-	case readers == 3 && t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
-		if v, _ := identParen([]byte(t), 0); v == vYes {
+	case t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
+		if _, ok := glmName([]byte(t)); ok {
 			first = 2
+		} else if v, _ := identParen([]byte(t), 0); v == vYes && readers == 4 {
+			first = 3
 		}
 	}
 	calls, err := read(first)

@@ -33,12 +33,38 @@ type Parser struct {
 	rs, rs0 reasoningState
 	rheld   string
 
+	// pieces counts the text events emitted directly since the last
+	// flush; pend gathers text after them (see text).
+	pieces int
+	pend   []byte
+
+	// bareOp is the format's opener of calls written without a marker
+	// (bare.go), nil if it has none; bare says one may still start.
+	bareOp *opener
+	bare   bool
+
+	glm *synSpec
+
+	// fenced: a code fence gave this turn's calls. What follows is the
+	// model explaining or writing code (DeepSeek Coder writes pages of
+	// it, repeating the call), so tentative blocks after it stay text.
+	fenced bool
+
 	// think holds the markers of a leading reasoning block.
 	think [2]string
 
 	// lastID is the call ID last formatted by callID, for call lastIDn.
 	lastID  string
 	lastIDn int
+}
+
+// glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
+// <tool_call> content in it).
+func (p *Parser) glm45() *synSpec {
+	if p.glm == nil {
+		p.glm = newSynSpec(glm45Syntax)
+	}
+	return p.glm
 }
 
 // New returns a parser for format (one of Formats).
@@ -61,6 +87,8 @@ func newParser(format string, opts Options, ops []opener) *Parser {
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
 	p.rs0 = initialReasoning(p.tab, opts, p.think[0])
 	p.rs = p.rs0
+	p.bareOp = bareOpener(format, opts.Strict)
+	p.bare = p.bareOp != nil
 	return p
 }
 
@@ -71,6 +99,9 @@ func (p *Parser) Format() string { return p.format }
 func (p *Parser) Reset() {
 	p.held, p.pos, p.inBlock, p.ncalls = "", 0, false, 0
 	p.rs, p.rheld = p.rs0, ""
+	p.pend, p.pieces = p.pend[:0], 0
+	p.bare = p.bareOp != nil
+	p.fenced = false
 	p.b.reset(nil, 0)
 }
 
@@ -80,11 +111,12 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	if p.rs != rsNone {
 		p.emit = emit
 		p.feedReasoning(chunk, false)
+		p.flushText()
 		p.emit = nil
 		return
 	}
 	// Fast path for prose: no marker byte in the chunk and nothing held.
-	if !p.inBlock && p.held == "" && !p.tab.anyFirst(chunk) {
+	if !p.inBlock && p.held == "" && !p.bare && !p.tab.anyFirst(chunk) {
 		p.pos += len(chunk)
 		if chunk != "" {
 			emit(Event{Type: EventText, Text: chunk})
@@ -93,6 +125,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	}
 	p.emit = emit
 	p.feed(chunk, false)
+	p.flushText()
 	p.emit = nil
 }
 
@@ -110,14 +143,49 @@ func (p *Parser) Close(emit func(Event)) {
 			p.blockEOF()
 		}
 	}
+	p.flushText()
 	p.emit = nil
 	p.Reset()
 }
 
+// directPieces is how many pieces of text one Feed emits as they are,
+// without copying; text after them is gathered into one event. Prose
+// comes in one to three pieces per chunk (held bytes, the chunk, a
+// rejected marker byte), so it is never copied; a run of bytes that each
+// start a block and are each turned back into text (1 MB of '[') gives a
+// handful of events instead of one per byte.
+const directPieces = 3
+
+// text emits s as content.
 func (p *Parser) text(s string) {
-	if s != "" {
-		p.emit(Event{Type: EventText, Text: s})
+	if s == "" {
+		return
 	}
+	if p.pieces < directPieces && len(p.pend) == 0 {
+		p.pieces++
+		p.emit(Event{Type: EventText, Text: s})
+		return
+	}
+	p.pend = append(p.pend, s...)
+}
+
+// flushText emits the gathered text; it runs before every other event
+// and at the end of Feed and Close.
+func (p *Parser) flushText() {
+	if len(p.pend) > 0 {
+		p.emit(Event{Type: EventText, Text: string(p.pend)})
+		p.pend = p.pend[:0]
+		if cap(p.pend) > 64<<10 {
+			p.pend = nil
+		}
+	}
+	p.pieces = 0
+}
+
+// event emits a call, call start or error, after the text before it.
+func (p *Parser) event(e Event) {
+	p.flushText()
+	p.emit(e)
 }
 
 // feed processes s; eof means nothing follows it.
@@ -137,6 +205,12 @@ func (p *Parser) feed(s string, eof bool) {
 		default:
 			if s == "" {
 				return
+			}
+			if p.bare {
+				var opened bool
+				if s, opened = p.startBare(s); opened || s == "" {
+					continue
+				}
 			}
 			s = p.prose(s, eof)
 		}
@@ -312,17 +386,40 @@ func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 // rest.
 func (p *Parser) reject(old int) {
 	b := &p.b
+	if b.op.kind == kBare {
+		// No marker: the bytes fed before this piece are prose
+		// (scanned again, no bare call can start now), and the caller
+		// goes on with the piece.
+		p.inBlock = false
+		p.pos = b.start
+		if old > 0 {
+			p.feed(string(b.buf[:old]), false)
+		}
+		return
+	}
 	m := b.op.marker
+	n := b.rejectLen()
 	p.inBlock = false
-	p.pos = b.start + 1
+	p.pos = b.start + n
 	var again string
 	if old <= len(m) {
-		again = m[1:old]
+		again = m[n:max(old, n)]
 	} else {
-		again = string(b.buf[1:old])
+		again = string(b.buf[n:old])
 	}
-	p.text(m[:1])
+	p.text(m[:n])
 	p.feed(again, false)
+}
+
+// rejectLen is how much of a rejected block's marker is text for sure: a
+// fence's three backticks (no fence starts inside them, and they stay one
+// text event), one byte of any other marker, after which another may
+// start.
+func (b *block) rejectLen() int {
+	if b.op.kind == kFence && len(b.buf) >= len(b.op.marker) {
+		return len(b.op.marker)
+	}
+	return 1
 }
 
 // blockEOF ends the open block at end of stream.
@@ -331,10 +428,17 @@ func (p *Parser) blockEOF() {
 	st, end := b.advance(len(b.buf), true)
 	switch st {
 	case stReject:
-		again := string(b.buf[1:])
+		if b.op.kind == kBare {
+			p.inBlock = false
+			p.pos = b.start
+			p.feed(string(b.buf), true)
+			return
+		}
+		n := b.rejectLen()
+		again := string(b.buf[n:])
 		p.inBlock = false
-		p.pos = b.start + 1
-		p.text(b.op.marker[:1])
+		p.pos = b.start + n
+		p.text(b.op.marker[:n])
 		p.feed(again, true)
 	default:
 		if st == stMore {
@@ -354,6 +458,10 @@ func (p *Parser) blockEOF() {
 func (p *Parser) early(old int) {
 	b := &p.b
 	if b.startSent || !b.confirmed || b.earlyDone {
+		return
+	}
+	if b.op.kind == kBare && p.tools == nil || p.fenced && b.op.tentative {
+		// Only the decoded block tells (finish).
 		return
 	}
 	// A name the last look did not find can only be completed by the byte
@@ -381,7 +489,7 @@ func (p *Parser) early(old int) {
 		return
 	}
 	b.startSent = true
-	p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
+	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 }
 
 // callIDs are the first IDs, built once so that emitting a call does not

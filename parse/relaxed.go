@@ -30,6 +30,10 @@ const (
 	rPythonicCall
 	rPositionalArguments
 	rNameKey
+	rMissingBrackets
+	rMarkdownEscape
+	rQuotedCall
+	rBareIdentifier
 )
 
 var repairNames = [...]string{
@@ -37,6 +41,7 @@ var repairNames = [...]string{
 	"arguments_key", "arguments_string", "array_wrapped", "python_literals",
 	"single_quotes", "trailing_comma", "flattened_arguments", "nested_call",
 	"missing_braces", "pythonic_call", "positional_arguments", "name_key",
+	"missing_brackets", "markdown_escape", "quoted_call", "bare_identifier",
 }
 
 // RepairKinds returns every repair kind a call can carry.

@@ -3,6 +3,7 @@ package parse
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Syntax describes a tool-call syntax that is not one of the named formats:
@@ -180,6 +181,14 @@ func (s Syntax) Validate() error {
 	}
 	if (s.SectionOpen == "") != (s.SectionClose == "") && s.SectionClose != "" {
 		return bad("SectionClose without SectionOpen")
+	}
+	for _, m := range []struct{ field, v string }{{"CallOpen", s.CallOpen}, {"SectionOpen", s.SectionOpen}, {"KeyOpen", s.KeyOpen}, {"ValueClose", s.ValueClose}, {"ReasoningOpen", s.ReasoningOpen}, {"ReasoningClose", s.ReasoningClose}} {
+		if m.v != "" && strings.TrimSpace(m.v) == "" {
+			return bad("%s is only whitespace", m.field)
+		}
+	}
+	if s.Body == BodyPairs && strings.TrimSpace(s.KeyClose) == "" && strings.TrimSpace(s.ValueOpen) == "" {
+		return bad("nothing ends a key (KeyClose and ValueOpen are whitespace)")
 	}
 	if (s.ReasoningOpen == "") != (s.ReasoningClose == "") {
 		return bad("ReasoningOpen and ReasoningClose go together")

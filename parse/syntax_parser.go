@@ -31,6 +31,48 @@ type synSpec struct {
 	// callClose and sectionClose the closing ones.
 	callOpen, callClose, sectionOpen, sectionClose []string
 	keys                                           objectKeys
+	// The head's pieces, made once: head runs on every chunk of a
+	// block that is being decided.
+	namePrefix, argsPrefix, argsSuffix []string
+	// nameEnds are the markers that can end a name; nameSuffix, idPrefix
+	// and argsStop are NameSuffix, IDPrefix and ArgsPrefix trimmed;
+	// wsEnds says whitespace ends the name (NameSuffix is whitespace).
+	nameEnds                       []string
+	nameSuffix, idPrefix, argsStop string
+	wsEnds                         bool
+}
+
+func newSynSpec(s Syntax) *synSpec {
+	sp := &synSpec{
+		Syntax:       s,
+		callOpen:     pieces(s.CallOpen),
+		callClose:    pieces(s.CallClose),
+		sectionOpen:  pieces(s.SectionOpen),
+		sectionClose: pieces(s.SectionClose),
+		keys:         objectKeys{name: s.NameKey, args: s.ArgsKey},
+		namePrefix:   pieces(s.NamePrefix),
+		argsPrefix:   pieces(s.ArgsPrefix),
+		argsSuffix:   pieces(s.ArgsSuffix),
+		nameSuffix:   strings.TrimSpace(s.NameSuffix),
+		idPrefix:     strings.TrimSpace(s.IDPrefix),
+		argsStop:     strings.TrimSpace(s.ArgsPrefix),
+		wsEnds:       s.NameSuffix != "" && strings.TrimSpace(s.NameSuffix) == "",
+	}
+	for _, m := range []string{sp.nameSuffix, sp.idPrefix, sp.argsStop} {
+		if m != "" {
+			sp.nameEnds = append(sp.nameEnds, m)
+		}
+	}
+	if s.Body == BodyPairs {
+		sp.nameEnds = append(sp.nameEnds, strings.TrimSpace(s.KeyOpen))
+	}
+	if sp.keys.name == "" {
+		sp.keys.name = "name"
+	}
+	if sp.keys.args == "" {
+		sp.keys.args = "arguments"
+	}
+	return sp
 }
 
 func pieces(s string) []string { return strings.Fields(s) }
@@ -52,20 +94,7 @@ func NewSyntax(s Syntax, opts Options) (*Parser, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	sp := &synSpec{
-		Syntax:       s,
-		callOpen:     pieces(s.CallOpen),
-		callClose:    pieces(s.CallClose),
-		sectionOpen:  pieces(s.SectionOpen),
-		sectionClose: pieces(s.SectionClose),
-		keys:         objectKeys{name: s.NameKey, args: s.ArgsKey},
-	}
-	if sp.keys.name == "" {
-		sp.keys.name = "name"
-	}
-	if sp.keys.args == "" {
-		sp.keys.args = "arguments"
-	}
+	sp := newSynSpec(s)
 	p := newParser(s.label(), opts, sp.openers(!opts.Strict))
 	if s.ReasoningOpen != "" {
 		p.think = [2]string{s.ReasoningOpen, s.ReasoningClose}
@@ -138,7 +167,13 @@ func (s *synSpec) opener(open, close []string, section, lenient bool) opener {
 // match, or -2 when buf ends before it could tell.
 func skipPieces(buf []byte, i int, ps []string) int {
 	for _, p := range ps {
-		i = skipWS(buf, i)
+		j := skipWS(buf, i)
+		if j-i > 64 {
+			// A long run of whitespace is not part of a marker;
+			// bounding it keeps deciding a block O(1) per chunk.
+			return -1
+		}
+		i = j
 		rem := len(buf) - i
 		if rem < len(p) {
 			if string(buf[i:]) == p[:rem] {
@@ -277,7 +312,10 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 		more = vNo
 	}
 	i := skipWS(body, 0)
-	if pre := pieces(s.NamePrefix); len(pre) > 0 {
+	if i > 64 {
+		return head{}, vNo
+	}
+	if pre := s.namePrefix; len(pre) > 0 {
 		switch j := skipPieces(body, i, pre); j {
 		case -1:
 			return head{}, vNo
@@ -287,18 +325,13 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 			i = j
 		}
 	}
-	i = skipWS(body, i)
+	if j := skipWS(body, i); j-i <= 64 {
+		i = j
+	} else {
+		return head{}, vNo
+	}
 	// The name ends at the first of the markers that can follow it.
-	ends := make([]string, 0, 4)
-	for _, m := range []string{s.NameSuffix, s.IDPrefix, s.ArgsPrefix} {
-		if t := strings.TrimSpace(m); t != "" {
-			ends = append(ends, t)
-		}
-	}
-	if s.Body == BodyPairs {
-		ends = append(ends, strings.TrimSpace(s.KeyOpen))
-	}
-	wsEnds := strings.TrimSpace(s.NameSuffix) == "" && s.NameSuffix != ""
+	ends, wsEnds := s.nameEnds, s.wsEnds
 	end, which := -1, ""
 	lim := min(len(body), i+maxHead)
 	for k := i; k < lim; k++ {
@@ -308,7 +341,7 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 			break
 		}
 		for _, m := range ends {
-			if bytes.HasPrefix(body[k:], []byte(m)) {
+			if hasPrefix(body[k:], m) {
 				end, which = k, m
 				break
 			}
@@ -336,22 +369,22 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 	}
 	k := end
 	switch {
-	case which != "" && which == strings.TrimSpace(s.NameSuffix):
+	case which != "" && which == s.nameSuffix:
 		k += len(which)
 	case wsEnds:
 		k = skipWS(body, k)
 	}
-	if id := strings.TrimSpace(s.IDPrefix); id != "" {
+	if id := s.idPrefix; id != "" {
 		j := skipWS(body, k)
-		if len(body)-j < len(id) && bytes.HasPrefix([]byte(id), body[j:]) {
+		if len(body)-j < len(id) && strings.HasPrefix(id, string(body[j:])) {
 			return head{}, more
 		}
-		if bytes.HasPrefix(body[j:], []byte(id)) {
+		if hasPrefix(body[j:], id) {
 			j += len(id)
-			stop := strings.TrimSpace(s.ArgsPrefix)
+			stop := s.argsStop
 			e := -1
 			if stop != "" {
-				e = bytes.Index(body[j:min(len(body), j+maxHead)], []byte(stop))
+				e = indexString(body[j:min(len(body), j+maxHead)], stop)
 			} else {
 				e = bytes.IndexByte(body[j:min(len(body), j+maxHead)], '{')
 			}
@@ -369,7 +402,7 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 		h.args = k
 		return h, vYes
 	}
-	if ap := pieces(s.ArgsPrefix); len(ap) > 0 {
+	if ap := s.argsPrefix; len(ap) > 0 {
 		switch j := skipPieces(body, k, ap); j {
 		case -1:
 			return head{}, vNo
@@ -379,11 +412,14 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 			k = j
 		}
 	}
-	k = skipWS(body, k)
-	if k >= len(body) && !eof {
+	j := skipWS(body, k)
+	if j-k > 64 {
+		return head{}, vNo
+	}
+	if j >= len(body) && !eof {
 		return head{}, vMore
 	}
-	h.args = k
+	h.args = j
 	return h, vYes
 }
 
@@ -401,4 +437,17 @@ func partialAny(b []byte, ms []string) bool {
 		}
 	}
 	return false
+}
+
+// hasPrefix and indexString look for a string in bytes without
+// converting it (the compiler does not allocate for these conversions).
+func hasPrefix(b []byte, m string) bool { return len(b) >= len(m) && string(b[:len(m)]) == m }
+
+func indexString(b []byte, m string) int {
+	for i := 0; i+len(m) <= len(b); i++ {
+		if b[i] == m[0] && string(b[i:i+len(m)]) == m {
+			return i
+		}
+	}
+	return -1
 }
