@@ -29,8 +29,13 @@ func builtinFormat(s parse.Syntax) string {
 		switch {
 		case s.CallOpen == "[TOOL_CALLS]" && s.ArgsPrefix == "[ARGS]" && (s.IDPrefix == "" || s.IDPrefix == "[CALL_ID]"):
 			return "mistral"
-		case harmonyHeader(s.CallOpen+s.NamePrefix) && strings.Contains(s.ArgsPrefix, "<|message|>") && s.CallClose == "<|call|>":
+		case strings.Contains(s.CallOpen+s.NamePrefix, "to=functions.") && strings.Contains(s.ArgsPrefix, "<|message|>") &&
+			s.CallClose == "<|call|>":
+			// The harmony parser reads the recipient before or after the
+			// channel, as gpt-oss's template and models write it.
 			return "harmony"
+		case s.CallOpen == "" && s.SectionOpen == "" && s.NamePrefix == "" && s.NameSuffix == "\n" && s.ArgsPrefix == "" && s.CallClose == "":
+			return "glm4"
 		}
 	case parse.BodyPairs:
 		switch {
@@ -39,6 +44,9 @@ func builtinFormat(s parse.Syntax) string {
 			return "qwen3-coder"
 		case s.CallOpen == "<function_calls>" && s.NamePrefix == `<invoke name="` && s.KeyOpen == `<parameter name="`:
 			return "xml"
+		case s.CallOpen == "<tool_call>" && s.CallClose == "</tool_call>" && s.NamePrefix == "" && strings.TrimSpace(s.NameSuffix) == "" &&
+			s.KeyOpen == "<arg_key>" && s.KeyClose == "</arg_key>" && s.ValueOpen == "<arg_value>" && s.ValueClose == "</arg_value>":
+			return "glm45"
 		}
 	case parse.BodyPythonList:
 		if s.CallOpen == "" {
@@ -46,13 +54,4 @@ func builtinFormat(s parse.Syntax) string {
 		}
 	}
 	return ""
-}
-
-// harmonyHeader reports whether a call's head is the harmony parser's:
-// the channel, then the recipient (<|channel|>commentary to=functions.).
-// gpt-oss's template writes the recipient first (" to=functions.T<|channel|>"),
-// which that parser does not read, so such a syntax stays derived.
-func harmonyHeader(head string) bool {
-	c := strings.Index(head, "<|channel|>")
-	return c >= 0 && strings.Index(head, "to=functions.") > c
 }

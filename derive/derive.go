@@ -100,6 +100,12 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	}
 	if ansErr == nil {
 		res.Stop = endOfTurn(answer, sentinelAnswer)
+		if len(res.Stop) == 0 {
+			// Nothing closes an answer: what opens the next turn ends it.
+			if next, err := rs.get(probeNextUser); err == nil {
+				res.Stop = nextTurn(next)
+			}
+		}
 		if catErr == nil {
 			res.GenerationPrompt = catalog[commonPrefix(catalog, answer):]
 		}
@@ -143,6 +149,19 @@ func endOfTurn(render, sentinel string) []string {
 		return nil
 	}
 	if m := firstPiece(render[i+len(sentinel):]); m != "" {
+		return []string{m}
+	}
+	return nil
+}
+
+// nextTurn returns the marker that opens the turn after an answer.
+func nextTurn(render string) []string {
+	i := strings.LastIndex(render, sentinelAnswer)
+	j := strings.LastIndex(render, sentinelUser2)
+	if i < 0 || j < i {
+		return nil
+	}
+	if m := firstPiece(render[i+len(sentinelAnswer) : j]); m != "" && specialLen(m) == len(m) {
 		return []string{m}
 	}
 	return nil

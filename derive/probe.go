@@ -38,6 +38,7 @@ const (
 	sentinelUser      = "PROBE_USER_TEXT"
 	sentinelAnswer    = "PROBE_ANSWER_TEXT"
 	sentinelReasoning = "PROBE_REASONING_TEXT"
+	sentinelUser2     = "PROBE_SECOND_USER_TEXT"
 	sentinelTool1     = "probe_alpha"
 	sentinelTool2     = "probe_beta"
 	// Mistral Nemo insists on 9 alphanumerics; others ignore ids.
@@ -159,6 +160,7 @@ const (
 	probeAnswer    = "answer"
 	probeEmpty     = "empty"
 	probeReasoning = "reasoning"
+	probeNextUser  = "answer-then-user"
 )
 
 func probeCallName(n int, s Style) string { return fmt.Sprintf("calls-%d.%s", n, s.Name) }
@@ -174,6 +176,7 @@ func Probes() []Probe {
 		{probeCatalog, Request{Messages: messages(user), Tools: tools, AddGenerationPrompt: true}},
 		{probeNoTools, Request{Messages: messages(user), AddGenerationPrompt: true}},
 		{probeAnswer, Request{Messages: messages(user, answer), Tools: tools}},
+		{probeNextUser, Request{Messages: messages(user, answer, `{"role": "user", "content": "`+sentinelUser2+`"}`), Tools: tools}},
 		{probeEmpty, Request{Messages: messages(user, `{"role": "assistant", "content": ""}`), Tools: tools}},
 		{probeReasoning, Request{Messages: messages(user, `{"role": "assistant", "content": "`+sentinelAnswer+
 			`", "reasoning_content": "`+sentinelReasoning+`", "thinking": "`+sentinelReasoning+`"}`), Tools: tools}},

@@ -12,17 +12,24 @@ import (
 const conformanceTemplates = "../../templates/testdata/conformance/templates"
 
 func TestTemplatesInspect(t *testing.T) {
-	out, stderr, code := runCLI(t, "", "templates", "inspect", filepath.Join(conformanceTemplates, "zai-org-GLM-4.5.jinja"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{
-		"family: (none of the built-in families)\n", "writes calls: yes\n", "parallel calls: yes\n",
-		"body: key-value-pairs\n", `call open: "<tool_call>"` + "\n", `key open: "<arg_key>"` + "\n",
-		`value close: "</arg_value>"` + "\n", `reasoning: "<think>" … "</think>"` + "\n",
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"zai-org-GLM-4.5.jinja", []string{"family: (none of the built-in families)\n", "writes calls: yes\n", "parallel calls: yes\n",
+			"format: glm45\n", `reasoning: "<think>" … "</think>"` + "\n"}},
+		{"llama-cpp-lfm2.jinja", []string{"body: json-list\n", `call open: "<|tool_call_start|>"` + "\n",
+			`call close: "<|tool_call_end|>"` + "\n", `name key: "name"` + "\n", `arguments key: "arguments"` + "\n"}},
+		{"00-chatml.jinja", []string{"catalog: no\n", "writes calls: no\n", "note: the template does not render the tools it is given\n"}},
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+		out, stderr, code := runCLI(t, "", "templates", "inspect", filepath.Join(conformanceTemplates, tc.file))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.file, code, stderr)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.file, want, out)
+			}
 		}
 	}
 }
