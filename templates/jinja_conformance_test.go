@@ -281,3 +281,41 @@ func TestJinjaConformance(t *testing.T) {
 	goldenfile.Check(t, *update, path, string(data)+"\n")
 	t.Logf("%d of %d templates identical to Jinja2 on every conversation", len(entries)-len(found), len(entries))
 }
+
+// TestJinjaDeviationsDetected checks that Deviations reports a construct
+// for exactly the conformance templates whose deviation it causes, and for
+// no template that renders identically.
+func TestJinjaDeviationsDetected(t *testing.T) {
+	entries, _ := loadConformance(t)
+	var listed map[string]conformanceDeviation
+	readJSONFile(t, filepath.Join(conformanceDir, "deviations.json"), &listed)
+	for _, e := range entries {
+		src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := CompileJinja(e.ID, string(src), e.tokens())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range j.Deviations() {
+			if !strings.Contains(listed[e.ID].Cause, `"`+d.Construct+`"`) {
+				t.Errorf("%s: Deviations reports %q, which deviations.json does not give as its cause", e.ID, d.Construct)
+			}
+		}
+		for _, k := range knownConstructs {
+			if strings.Contains(listed[e.ID].Cause, `"`+k.Construct+`"`) && !slicesContainsConstruct(j.Deviations(), k.Construct) {
+				t.Errorf("%s: deviations.json gives %q as a cause, Deviations does not report it", e.ID, k.Construct)
+			}
+		}
+	}
+}
+
+func slicesContainsConstruct(ds []Deviation, construct string) bool {
+	for _, d := range ds {
+		if d.Construct == construct {
+			return true
+		}
+	}
+	return false
+}
