@@ -72,8 +72,9 @@ type Family struct {
 	// Conventions say how the official template expects its input.
 	Conventions Conventions `yaml:"conventions" json:"conventions"`
 
-	tmpl  *template.Template
-	jinja *Jinja
+	tmpl   *template.Template
+	jinja  *Jinja
+	ollama *OllamaTemplate
 }
 
 // Placement describes where a family's template puts tool material.
@@ -203,6 +204,9 @@ func (f Family) Source() string {
 	if f.jinja != nil {
 		return f.jinja.Source()
 	}
+	if f.ollama != nil {
+		return f.ollama.text
+	}
 	src, _ := familyFS.ReadFile(path.Join("families", f.Template))
 	return string(src)
 }
@@ -215,6 +219,9 @@ func (f Family) Render(in Input) (string, error) {
 	}
 	if f.jinja != nil {
 		return f.renderJinja(in)
+	}
+	if f.ollama != nil {
+		return f.ollama.Render(in.Messages, in.Tools)
 	}
 	if f.tmpl == nil {
 		return "", fmt.Errorf("templates: family %q was not loaded with Lookup or FamilyOf", f.Name)
