@@ -23,6 +23,7 @@ func templatesCommand() *cli.Command {
    toolharness templates show qwen3
    toolharness templates detect --file chat_template.jinja`,
 		Subcommands: []*cli.Command{
+			templatesVerifyCommand(),
 			{
 				Name:  "list",
 				Usage: "list the families with their native tool format",
