@@ -17,6 +17,7 @@ require (
 )
 
 require (
+	github.com/agnivade/levenshtein v1.1.1 // indirect
 	github.com/antchfx/xpath v1.3.9 // indirect
 	github.com/ardanlabs/jinja v1.12.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

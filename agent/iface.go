@@ -102,6 +102,10 @@ type Renderer interface {
 type Msg struct {
 	chat.Message
 	Reminders []string
+	// Tokens are the ids the model generated for an assistant turn,
+	// exactly covering Message.Raw, when the backend returned them
+	// (token-exact history); nil otherwise.
+	Tokens []int
 }
 
 // Divergence is where a prompt stopped extending the previous prompt plus

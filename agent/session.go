@@ -67,6 +67,11 @@ type Config struct {
 	// any output arrived (default 2).
 	FaultRetries int
 	Options      backend.Options
+	// TextHistory sends the model's earlier turns back as text even to a
+	// backend that takes token ids (Capabilities().TokenPrompt); by
+	// default raw mode on such a backend sends them as the ids the model
+	// generated, so the server's cache matches token for token.
+	TextHistory bool
 
 	// Trace receives one JSON line per generation.
 	Trace io.Writer
@@ -140,10 +145,15 @@ type Session struct {
 	ids        *idSet
 	prevPrompt string // the last prompt plus the model's raw output
 	prevTokens int    // the server's prompt token count of the last request
-	notesSeen  map[string]bool
-	remSent    map[string]string
-	depth      int
-	retry      *registry.RetryTracker
+	prevSlot   int    // the tokens the server's cache slot held after the last request
+	// tokenHistory is true when earlier assistant turns go to the server
+	// as their generated ids; idSpans are where they lie in the prompt.
+	tokenHistory bool
+	idSpans      []idSpan
+	notesSeen    map[string]bool
+	remSent      map[string]string
+	depth        int
+	retry        *registry.RetryTracker
 }
 
 // New assembles the system block once and returns a session.
@@ -184,6 +194,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		now = time.Now
 	}
 	s := &Session{cfg: cfg, now: now, retry: policy.NewTracker(), ids: &idSet{used: map[string]bool{}}, remSent: map[string]string{}, notesSeen: map[string]bool{}}
+	s.tokenHistory = caps.TokenPrompt && cfg.Mode == backend.ModeRaw && !cfg.TextHistory
 	if tw, ok := cfg.Trace.(*traceWriter); ok {
 		s.trace = tw
 	} else if cfg.Trace != nil {

@@ -48,6 +48,9 @@ type Step struct {
 	// the server says which.
 	Notes        []string `json:"notes,omitempty"`
 	StopSequence string   `json:"stop_sequence,omitempty"`
+	// Reuse is the prompt prefix the server took from its cache, where it
+	// says (token-exact history keeps it at the whole previous request).
+	Reuse *Reuse `json:"reuse,omitempty"`
 }
 
 // Shrink is a prompt the server counted shorter than the previous one.
@@ -88,7 +91,7 @@ func chatKeyAfter(key, raw string) string {
 
 func (s *Session) render(mustCall bool) (req backend.Request, key string, parser StreamParser, err error) {
 	r := s.cfg.Renderer
-	req = backend.Request{Model: s.cfg.Model, Mode: s.cfg.Mode, Stop: r.Stop(), Options: s.cfg.Options}
+	req = backend.Request{Model: s.cfg.Model, Mode: s.cfg.Mode, Stop: r.Stop(), Options: s.cfg.Options, ReturnTokens: s.tokenHistory}
 	if s.cfg.Constrained {
 		if req.Format, err = CallSchema(s.sys.Tools, SchemaOptions{AllowAnswer: !mustCall, MaxString: s.cfg.ConstrainMaxString}); err != nil {
 			return req, "", nil, err
@@ -105,6 +108,9 @@ func (s *Session) render(mustCall bool) (req backend.Request, key string, parser
 	}
 	if req.Prompt, err = s.tr.Prompt(s.hist); err != nil {
 		return req, "", nil, fmt.Errorf("agent: render: %w", err)
+	}
+	if s.tokenHistory {
+		req.TokenSpans = s.spansFor(req.Prompt)
 	}
 	return req, req.Prompt, parser, nil
 }
@@ -234,6 +240,8 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 			s.notice("%s", n)
 		}
 	}
+	st.Reuse = reuseOf(resp.Usage, s.prevSlot, req.TokenSpans)
+	s.prevSlot = resp.Usage.SlotTokens
 	if n := resp.Usage.PromptTokens; n > 0 {
 		if s.prevTokens > 0 && n < s.prevTokens {
 			st.Shrunk = &Shrink{Previous: s.prevTokens, Now: n}
@@ -243,8 +251,14 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 	}
 	st.Raw, st.Content = raw.String(), content.String()
 
-	// The transcript grows by exactly what the model wrote.
-	s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: st.Content, ToolCalls: st.Calls, Raw: st.Raw}})
+	// The transcript grows by exactly what the model wrote, and by the
+	// ids it wrote it in when the backend gave them for exactly that text.
+	var ids []int
+	if err == nil && resp.Tokens != nil && resp.Text == st.Raw {
+		ids = resp.Tokens
+		s.keepIDs(len(key), st.Raw, ids)
+	}
+	s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: st.Content, ToolCalls: st.Calls, Raw: st.Raw}, Tokens: ids})
 	if s.cfg.Mode == backend.ModeChat {
 		s.prevPrompt = chatKeyAfter(key, st.Raw)
 	} else {
@@ -327,6 +341,8 @@ type traceUsage struct {
 	PromptTokens    int     `json:"prompt_tokens"`
 	GeneratedTokens int     `json:"generated_tokens"`
 	CachedTokens    *int    `json:"cached_tokens,omitempty"`
+	NewTokens       *int    `json:"new_prompt_tokens,omitempty"`
+	SlotTokens      int     `json:"slot_tokens,omitempty"`
 	TTFTMS          float64 `json:"ttft_ms"`
 	PromptMS        float64 `json:"prompt_ms"`
 	GenerateMS      float64 `json:"generate_ms"`
@@ -336,9 +352,10 @@ type traceUsage struct {
 func usageJSON(u backend.Usage) traceUsage {
 	t := traceUsage{PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens,
 		TTFTMS: ms(u.TimeToFirstChunk), PromptMS: ms(u.PromptDuration), GenerateMS: ms(u.GenerateDuration), TotalMS: ms(u.Total)}
+	t.SlotTokens = u.SlotTokens
 	if u.CachedKnown {
-		c := u.CachedTokens
-		t.CachedTokens = &c
+		c, n := u.CachedTokens, u.PromptTokens-u.CachedTokens
+		t.CachedTokens, t.NewTokens = &c, &n
 	}
 	return t
 }

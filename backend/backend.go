@@ -27,6 +27,14 @@ type Request struct {
 	// Prompt is the complete rendered prompt in raw mode, special tokens
 	// included.
 	Prompt string
+	// TokenSpans mark byte ranges of Prompt whose token ids are known
+	// (what the model generated in earlier turns), in order and not
+	// overlapping. A backend whose Capabilities().TokenPrompt is true sends
+	// each range as its ids instead of its text, so the server's cached
+	// prefix matches token for token; other backends send Prompt as text.
+	TokenSpans []TokenSpan
+	// ReturnTokens asks for Response.Tokens (backends with TokenPrompt).
+	ReturnTokens bool
 	// Messages is the conversation in chat mode. Tools are never sent in the
 	// server's tools field: the catalog is already text in the messages.
 	Messages []chat.Message
@@ -42,6 +50,14 @@ type Request struct {
 	// kind KindUnsupported.
 	Grammar string
 	Options Options
+}
+
+// TokenSpan is a byte range of Request.Prompt with the token ids that
+// stand for it.
+type TokenSpan struct {
+	Offset int   `json:"offset"`
+	Len    int   `json:"len"`
+	IDs    []int `json:"ids"`
 }
 
 // Options are sampling and sizing options. Nil pointers leave the server's
@@ -63,10 +79,16 @@ type Options struct {
 type Usage struct {
 	PromptTokens    int
 	GeneratedTokens int
-	// CachedTokens is the prompt prefix the server reused from its cache;
-	// meaningful only when CachedKnown.
+	// CachedTokens is the prompt prefix the server reused from its cache
+	// (PromptTokens - CachedTokens were evaluated anew); meaningful only
+	// when CachedKnown. Each backend documents which server figure it is.
 	CachedTokens int
 	CachedKnown  bool
+	// SlotTokens is how many tokens the server's cache slot holds after
+	// the request (prompt and generated), where the server says
+	// (llama.cpp tokens_cached): the most the next request can reuse.
+	// It is not a reuse figure.
+	SlotTokens int
 	// TimeToFirstChunk is measured by the client from sending the request.
 	TimeToFirstChunk time.Duration
 	PromptDuration   time.Duration
@@ -86,6 +108,10 @@ type Response struct {
 	// server says which.
 	StopSequence string
 	Usage        Usage
+	// Tokens are the generated token ids, exactly covering Text, when the
+	// request asked for them and the backend could check that they do
+	// (nil otherwise: then Text is all there is).
+	Tokens []int
 	// Notes say what the backend changed in the request on its way to the
 	// server (for example a rendered BOS stripped because the server adds
 	// its own), so that nothing the harness does is silent.
@@ -111,6 +137,9 @@ type Capabilities struct {
 	// AddsBOS is true when the server prepends a BOS token to raw prompts
 	// by itself, so the harness must not render one.
 	AddsBOS bool
+	// TokenPrompt is true when the backend honours Request.TokenSpans and
+	// Request.ReturnTokens (llama.cpp's mixed prompt arrays).
+	TokenPrompt bool
 }
 
 // ContextSizer is implemented by backends whose server reports the

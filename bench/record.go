@@ -48,14 +48,30 @@ type Record struct {
 	// record: Attempt of the final record).
 	Retries int `json:"retries"`
 	// Tokens and timings, where the server reports them.
-	PromptTokens    int     `json:"prompt_tokens,omitempty"`
-	GeneratedTokens int     `json:"generated_tokens,omitempty"`
-	CachedTokens    int     `json:"cached_tokens,omitempty"`
-	CachedKnown     bool    `json:"cached_known,omitempty"`
-	TTFTMillis      float64 `json:"ttft_ms,omitempty"`
-	TotalMillis     float64 `json:"total_ms,omitempty"`
+	PromptTokens    int  `json:"prompt_tokens,omitempty"`
+	GeneratedTokens int  `json:"generated_tokens,omitempty"`
+	CachedTokens    int  `json:"cached_tokens,omitempty"`
+	CachedKnown     bool `json:"cached_known,omitempty"`
+	// ReusedPromptTokens is the prompt prefix the server reused from its
+	// KV cache and NewPromptTokens the prompt tokens it evaluated, for
+	// this request, where the server says (llama.cpp timings.cache_n and
+	// prompt_n, OpenAI-compatible cached_tokens); absent where it does not
+	// (Ollama).
+	ReusedPromptTokens *int    `json:"reused_prompt_tokens,omitempty"`
+	NewPromptTokens    *int    `json:"new_prompt_tokens,omitempty"`
+	TTFTMillis         float64 `json:"ttft_ms,omitempty"`
+	TotalMillis        float64 `json:"total_ms,omitempty"`
 	// Error is a harness or server failure of the attempt.
 	Error string `json:"error,omitempty"`
+}
+
+// setReuse fills the reuse figures from an attempt's usage.
+func (r *Record) setReuse(a AttemptRun) {
+	if !a.CachedKnown {
+		return
+	}
+	reused, fresh := a.CachedTokens, a.PromptTokens-a.CachedTokens
+	r.ReusedPromptTokens, r.NewPromptTokens = &reused, &fresh
 }
 
 // Key identifies a case within a run: resume skips keys already final.

@@ -248,6 +248,7 @@ func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bo
 		r.Raw, r.Strict, r.Lenient, r.SchemaErrors = a.Raw, a.Strict, a.Lenient, a.SchemaErrors
 		r.FailureKind = a.Lenient.FailureKind()
 		r.PromptTokens, r.GeneratedTokens, r.CachedTokens, r.CachedKnown = a.PromptTokens, a.GeneratedTokens, a.CachedTokens, a.CachedKnown
+		r.setReuse(a)
 		r.TTFTMillis, r.TotalMillis = millis(a.TTFT), millis(a.Total)
 		r.Verdict = Judge(j.c.Expect, a.Lenient, len(a.SchemaErrors) > 0)
 		recs = append(recs, r)

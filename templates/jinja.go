@@ -14,7 +14,10 @@ import (
 // SpecialTokens are the BOS and EOS texts a template may print; "" = the
 // tokenizer has none (left undefined, as transformers leaves unset tokens
 // out of special_tokens_map).
-type SpecialTokens struct{ BOS, EOS string }
+type SpecialTokens struct {
+	BOS string `yaml:"bos_token" json:"bos_token,omitempty"`
+	EOS string `yaml:"eos_token" json:"eos_token,omitempty"`
+}
 
 // Jinja is a compiled Hugging Face chat template, rendered the way
 // transformers' apply_chat_template renders it (see [CompileJinja]).

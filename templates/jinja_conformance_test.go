@@ -228,6 +228,7 @@ type conformanceDeviation struct {
 func TestJinjaConformance(t *testing.T) {
 	entries, convs := loadConformance(t)
 	found := map[string][]string{}
+	wrongText := map[string]bool{} // a case Jinja2 renders, rendered differently or not at all
 	for _, e := range entries {
 		t.Run(e.ID, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
@@ -258,6 +259,9 @@ func TestJinjaConformance(t *testing.T) {
 					}
 					if diff != "" {
 						found[e.ID] = append(found[e.ID], key)
+						if want.OK {
+							wrongText[e.ID] = true
+						}
 						t.Logf("%s: %s", key, diff)
 					}
 				}
@@ -279,5 +283,44 @@ func TestJinjaConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	goldenfile.Check(t, *update, path, string(data)+"\n")
-	t.Logf("%d of %d templates identical to Jinja2 on every conversation", len(entries)-len(found), len(entries))
+	t.Logf("%d of %d templates identical to Jinja2 on every conversation; %d of %d byte-identical on every conversation Jinja2 renders",
+		len(entries)-len(found), len(entries), len(entries)-len(wrongText), len(entries))
+}
+
+// TestJinjaDeviationsDetected checks that Deviations reports a construct
+// for exactly the conformance templates whose deviation it causes, and for
+// no template that renders identically.
+func TestJinjaDeviationsDetected(t *testing.T) {
+	entries, _ := loadConformance(t)
+	var listed map[string]conformanceDeviation
+	readJSONFile(t, filepath.Join(conformanceDir, "deviations.json"), &listed)
+	for _, e := range entries {
+		src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := CompileJinja(e.ID, string(src), e.tokens())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range j.Deviations() {
+			if !strings.Contains(listed[e.ID].Cause, `"`+d.Construct+`"`) {
+				t.Errorf("%s: Deviations reports %q, which deviations.json does not give as its cause", e.ID, d.Construct)
+			}
+		}
+		for _, k := range knownConstructs {
+			if strings.Contains(listed[e.ID].Cause, `"`+k.Construct+`"`) && !slicesContainsConstruct(j.Deviations(), k.Construct) {
+				t.Errorf("%s: deviations.json gives %q as a cause, Deviations does not report it", e.ID, k.Construct)
+			}
+		}
+	}
+}
+
+func slicesContainsConstruct(ds []Deviation, construct string) bool {
+	for _, d := range ds {
+		if d.Construct == construct {
+			return true
+		}
+	}
+	return false
 }

@@ -76,3 +76,36 @@ func TestCompileJinjaErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestJinjaLexerWhitespace checks the source normalisation (whitespace
+// control, comments, trailing newline, line continuations, undefined
+// iterables) on small templates; each want is what Jinja2 3.1.6 renders
+// under render.py's configuration.
+func TestJinjaLexerWhitespace(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"a{% for x in [1] %}{% endfor %}\n\nb{% if true %}{% endif %}", "a\nb"},
+		{"x\n  {% if true %}\n  y\n  {% endif %}\nz\n", "x\n  y\nz"},
+		{"{{ 'a' }}\n  {% if true %}b{% endif %}", "a\nb"},
+		{"{{ 'a' }}  {% if true %}b{% endif %}", "a  b"},
+		{"a  {%- if true -%}  \n b {%- endif %}\n c", "ab c"},
+		{"{# c #}\n  x {#- c -#}  y\n{% if true %}  {# c #}\nz{% endif %}", "  xy\n  z"},
+		{"{%+ if true %}\n  a\n  {%+ endif +%}\nb", "  a\n  \nb"},
+		{"{{ 'p\\\nq' }}|{{ \"r\\\\\ns\" }}", "pq|r\\\ns"},
+		{"{% set d = {} %}{{ d.x is iterable }}{{ d.x is not iterable }}{{ 'a' is iterable }}", "TrueFalseTrue"},
+		{"\t{% if true %}a{% endif %}\n\n", "a"},
+		{"{%- macro f(x) -%}\n  [{{ x }}]\n{%- endmacro -%}\n{{ f(1) }} {{ f(2) }}\n", "[1] [2]"},
+	}
+	for _, tt := range tests {
+		j, err := CompileJinja("t", tt.src, SpecialTokens{})
+		if err != nil {
+			t.Fatalf("%q: %v", tt.src, err)
+		}
+		got, err := j.Render(JinjaVars{Messages: json.RawMessage(`[]`)})
+		if err != nil {
+			t.Fatalf("%q: %v", tt.src, err)
+		}
+		if got != tt.want {
+			t.Errorf("%q rendered %q, Jinja2 renders %q", tt.src, got, tt.want)
+		}
+	}
+}

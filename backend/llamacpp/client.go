@@ -100,7 +100,9 @@ func New(cfg Config) (*Client, error) {
 
 // Capabilities: raw prompts natively, chat through /apply-template,
 // constrained decoding through json_schema (Request.Format) or a GBNF
-// grammar (Request.Grammar). AddsBOS is what the server
+// grammar (Request.Grammar), token-exact prompts (Request.TokenSpans as
+// mixed arrays, Response.Tokens checked against /detokenize). AddsBOS is
+// what the server
 // said once probed, and true before (llama.cpp's usual case; a prompt
 // starting with the BOS text is stripped either way).
 func (c *Client) Capabilities() backend.Capabilities {
@@ -110,7 +112,7 @@ func (c *Client) Capabilities() backend.Capabilities {
 	if c.info.bosKnown {
 		adds = c.info.addsBOS
 	}
-	return backend.Capabilities{Raw: true, Chat: true, Constrain: true, AddsBOS: adds}
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: true, AddsBOS: adds, TokenPrompt: true}
 }
 
 // Generate runs req through POST /completion.
@@ -120,9 +122,13 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 			Message: "a request cannot carry both a grammar and a JSON Schema format"}
 	}
 	var prompt string
+	var spans []backend.TokenSpan
 	switch req.Mode {
 	case backend.ModeRaw:
-		prompt = req.Prompt
+		prompt, spans = req.Prompt, req.TokenSpans
+		if err := checkSpans(prompt, spans); err != nil {
+			return backend.Response{}, err
+		}
 	case backend.ModeChat:
 		p, err := c.applyTemplate(ctx, req.Messages)
 		if err != nil {
@@ -133,21 +139,22 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
 			Message: fmt.Sprintf("unknown mode %q (want %q or %q)", req.Mode, backend.ModeRaw, backend.ModeChat)}
 	}
-	prompt, notes, err := c.prepare(ctx, prompt, req.Options.MaxTokens)
+	sent, notes, err := c.prepare(ctx, prompt, spans, req.Options.MaxTokens)
 	if err != nil {
 		return backend.Response{Notes: notes}, err
 	}
 	body := completionRequest{
-		Prompt:      prompt,
-		Stream:      !c.cfg.NonStreaming,
-		CachePrompt: true,
-		Stop:        req.Stop,
-		Temperature: req.Options.Temperature,
-		TopK:        req.Options.TopK,
-		TopP:        req.Options.TopP,
-		Seed:        req.Options.Seed,
-		Grammar:     req.Grammar,
-		JSONSchema:  req.Format,
+		Prompt:       sent,
+		Stream:       !c.cfg.NonStreaming,
+		CachePrompt:  true,
+		ReturnTokens: req.ReturnTokens && c.cfg.NonStreaming, // a stream sends ids anyway
+		Stop:         req.Stop,
+		Temperature:  req.Options.Temperature,
+		TopK:         req.Options.TopK,
+		TopP:         req.Options.TopP,
+		Seed:         req.Options.Seed,
+		Grammar:      req.Grammar,
+		JSONSchema:   req.Format,
 	}
 	if n := req.Options.MaxTokens; n > 0 {
 		body.NPredict = &n
@@ -159,31 +166,47 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 		return err
 	})
 	resp.Notes = notes
+	ids := resp.Tokens
+	resp.Tokens = nil
+	if err == nil && req.ReturnTokens {
+		exact, why, terr := c.exactTokens(ctx, ids, resp.Text)
+		if terr != nil {
+			return resp, fmt.Errorf("llamacpp: checking the generated token ids: %w", terr)
+		}
+		resp.Tokens = exact
+		if why != "" {
+			resp.Notes = append(resp.Notes, why+": this turn goes back to the server as text")
+		}
+	}
 	return resp, err
 }
 
 // prepare strips a BOS text the server would double, saying so in the
-// notes, and refuses a prompt that would not fit the context window.
-func (c *Client) prepare(ctx context.Context, prompt string, maxTokens int) (string, []string, error) {
+// notes, builds the prompt to send (a string, or a mixed array when token
+// spans are given) and refuses a prompt that would not fit the context
+// window, counted exactly by the server's /tokenize of that same prompt.
+func (c *Client) prepare(ctx context.Context, prompt string, spans []backend.TokenSpan, maxTokens int) (any, []string, error) {
 	adds, bos, err := c.bos(ctx)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	var notes []string
 	if adds && bos != "" && !c.cfg.KeepBOS && strings.HasPrefix(prompt, bos) {
 		prompt = prompt[len(bos):]
+		spans = shiftSpans(spans, len(bos))
 		notes = append(notes, fmt.Sprintf("stripped the rendered BOS %q from the prompt: the server adds its own", bos))
 	}
+	sent := mixedPrompt(prompt, spans)
 	if c.cfg.NoContextCheck {
-		return prompt, notes, nil
+		return sent, notes, nil
 	}
 	nCtx, err := c.ContextSize(ctx, "")
 	if err != nil {
-		return "", notes, err
+		return nil, notes, err
 	}
-	n, err := c.tokenize(ctx, prompt, true)
+	n, err := c.tokenize(ctx, sent, true)
 	if err != nil {
-		return "", notes, err
+		return nil, notes, err
 	}
 	room := maxTokens
 	if room <= 0 {
@@ -194,9 +217,9 @@ func (c *Client) prepare(ctx context.Context, prompt string, maxTokens int) (str
 		if maxTokens > 0 {
 			msg = fmt.Sprintf("prompt of %d tokens plus %d to generate exceeds the context window of %d tokens", n, maxTokens, nCtx)
 		}
-		return "", notes, &backend.Error{Kind: backend.KindContextOverflow, Backend: Name, Message: msg}
+		return nil, notes, &backend.Error{Kind: backend.KindContextOverflow, Backend: Name, Message: msg}
 	}
-	return prompt, notes, nil
+	return sent, notes, nil
 }
 
 // retry is the client's retry policy: Retries more tries of a failure

@@ -50,9 +50,11 @@ func (c *Client) Health(ctx context.Context) error {
 }
 
 type tokenizeRequest struct {
-	Content    string `json:"content"`
-	AddSpecial bool   `json:"add_special"`
-	WithPieces bool   `json:"with_pieces,omitempty"`
+	// Content is a string or a mixed array of strings and ids, as for
+	// /completion's prompt.
+	Content    any  `json:"content"`
+	AddSpecial bool `json:"add_special"`
+	WithPieces bool `json:"with_pieces,omitempty"`
 }
 
 // token is one element of /tokenize's tokens: an id, or {"id","piece"}
@@ -94,9 +96,9 @@ type tokenizeResponse struct {
 	Tokens []token `json:"tokens"`
 }
 
-func (c *Client) tokenize(ctx context.Context, text string, addSpecial bool) (int, error) {
+func (c *Client) tokenize(ctx context.Context, content any, addSpecial bool) (int, error) {
 	var out tokenizeResponse
-	err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{Content: text, AddSpecial: addSpecial}, &out)
+	err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{Content: content, AddSpecial: addSpecial}, &out)
 	return len(out.Tokens), err
 }
 
@@ -117,7 +119,7 @@ func (c *Client) bos(ctx context.Context) (adds bool, text string, err error) {
 		return adds, text, nil
 	}
 	var out tokenizeResponse
-	if err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{AddSpecial: true, WithPieces: true}, &out); err != nil {
+	if err := c.getJSON(ctx, http.MethodPost, "/tokenize", tokenizeRequest{Content: "", AddSpecial: true, WithPieces: true}, &out); err != nil {
 		return false, "", err
 	}
 	if len(out.Tokens) > 0 {
@@ -127,42 +129,6 @@ func (c *Client) bos(ctx context.Context) (adds bool, text string, err error) {
 	c.info.bosKnown, c.info.addsBOS, c.info.bosText = true, adds, text
 	c.info.mu.Unlock()
 	return adds, text, nil
-}
-
-type propsResponse struct {
-	// NCtx is not in the README's /props example; some server versions
-	// send it at the top level, so it is read when present.
-	NCtx     int `json:"n_ctx"`
-	Defaults struct {
-		NCtx int `json:"n_ctx"`
-	} `json:"default_generation_settings"`
-}
-
-// ContextSize returns n_ctx from GET /props (per slot: the server divides
-// --ctx-size among its --parallel slots). The server has one model; model
-// is unused. The value is cached for the client's life.
-func (c *Client) ContextSize(ctx context.Context, model string) (int, error) {
-	c.info.mu.Lock()
-	n := c.info.nCtx
-	c.info.mu.Unlock()
-	if n > 0 {
-		return n, nil
-	}
-	var out propsResponse
-	if err := c.getJSON(ctx, http.MethodGet, "/props", nil, &out); err != nil {
-		return 0, err
-	}
-	n = out.Defaults.NCtx
-	if n == 0 {
-		n = out.NCtx
-	}
-	if n <= 0 {
-		return 0, &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/props reports no n_ctx in default_generation_settings"}
-	}
-	c.info.mu.Lock()
-	c.info.nCtx = n
-	c.info.mu.Unlock()
-	return n, nil
 }
 
 // templateMessage is the message shape sent to /apply-template. An
@@ -193,6 +159,31 @@ func (c *Client) applyTemplate(ctx context.Context, msgs []chat.Message) (string
 	if err := c.getJSON(ctx, http.MethodPost, "/apply-template", struct {
 		Messages []templateMessage `json:"messages"`
 	}{in}, &out); err != nil {
+		return "", err
+	}
+	if out.Prompt == nil {
+		return "", &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Message: "/apply-template answer has no prompt"}
+	}
+	return *out.Prompt, nil
+}
+
+// ApplyTemplate renders messages and tools with the server's own chat
+// template (POST /apply-template, generation prompt included), sent in the
+// OpenAI shape as a chat request would carry them: assistant tool calls as
+// structure, tools in the tools field. It is for checking a rendering
+// against the server's (templates verify); chat-mode generation sends the
+// model's exact text instead (applyTemplate).
+func (c *Client) ApplyTemplate(ctx context.Context, msgs []chat.Message, tools []chat.Tool) (string, error) {
+	if msgs == nil {
+		msgs = []chat.Message{}
+	}
+	var out struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := c.getJSON(ctx, http.MethodPost, "/apply-template", struct {
+		Messages []chat.Message `json:"messages"`
+		Tools    []chat.Tool    `json:"tools,omitempty"`
+	}{msgs, tools}, &out); err != nil {
 		return "", err
 	}
 	if out.Prompt == nil {

@@ -3,6 +3,8 @@ package llamacpp
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +16,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/backend"
 	goldenfile "github.com/toolharness/toolharness/internal/golden"
 )
 
@@ -176,5 +180,51 @@ func llama3(completion ...reply) map[string][]reply {
 		"/tokenize":     {{file: "tokenize.json"}},
 		"/props":        {{file: "props.json"}},
 		"/completion":   completion,
+	}
+}
+
+func TestProps(t *testing.T) {
+	tests := []struct {
+		file string
+		want Props
+	}{
+		{"props_source.json", Props{
+			ChatTemplate: "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}",
+			EOSToken:     "<|im_end|>", ContextSize: 4096, TotalSlots: 1,
+			ModelPath: "models/qwen2.5-0.5b-instruct-q8_0.gguf", ModelAlias: "qwen2.5-0.5b-instruct", BuildInfo: "b7000-abcdef1"}},
+		// The README's older example: default_generation_settings is a
+		// whole slot object, no bos/eos texts.
+		{"props.json", Props{ChatTemplate: "...", ContextSize: 1024, TotalSlots: 1,
+			ModelPath: "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", BuildInfo: "b(build number)-(build commit hash)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			fs := newFixtureServer(t, map[string][]reply{"/props": {{file: tt.file}}})
+			c := newClient(t, fs, Config{})
+			got, err := c.Props(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("Props (-want +got):\n%s", d)
+			}
+			// ContextSize now answers from what Props learnt.
+			if n, err := c.ContextSize(context.Background(), ""); err != nil || n != tt.want.ContextSize {
+				t.Errorf("ContextSize = %d, %v; want %d", n, err, tt.want.ContextSize)
+			}
+			if got := len(fs.requests("/props")); got != 1 {
+				t.Errorf("%d /props requests, want 1", got)
+			}
+		})
+	}
+}
+
+func TestPropsError(t *testing.T) {
+	fs := newFixtureServer(t, map[string][]reply{"/props": {{status: 503, file: "error_loading.json"}}})
+	c := newClient(t, fs, Config{Retries: -1})
+	_, err := c.Props(context.Background())
+	var be *backend.Error
+	if !errors.As(err, &be) || be.Status != 503 || be.Message != "Loading model" {
+		t.Fatalf("Props error = %v, want the server's 503 Loading model", err)
 	}
 }

@@ -145,6 +145,7 @@ func (c *Client) readWhole(k *transport.Watchdog, r io.Reader, out *transport.De
 	if err := out.Send(last.Content); err != nil {
 		return err
 	}
+	resp.Tokens = last.Tokens
 	finish(&last, resp)
 	return nil
 }
@@ -176,6 +177,7 @@ func (c *Client) readStream(k *transport.Watchdog, r io.Reader, out *transport.D
 		if err := out.Send(ch.Content); err != nil {
 			return false, err
 		}
+		resp.Tokens = append(resp.Tokens, ch.Tokens...)
 		if ch.Stop {
 			finish(&ch, resp)
 			return true, nil

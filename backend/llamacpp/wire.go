@@ -10,24 +10,30 @@ import (
 // completionRequest is the body of POST /completion. Field order is the
 // order the JSON is written in; the golden request files depend on it.
 type completionRequest struct {
-	Prompt      string          `json:"prompt"`
-	Stream      bool            `json:"stream"`
-	CachePrompt bool            `json:"cache_prompt"`
-	NPredict    *int            `json:"n_predict,omitempty"`
-	Stop        []string        `json:"stop,omitempty"`
-	Temperature *float64        `json:"temperature,omitempty"`
-	TopK        *int            `json:"top_k,omitempty"`
-	TopP        *float64        `json:"top_p,omitempty"`
-	Seed        *int            `json:"seed,omitempty"`
-	Grammar     string          `json:"grammar,omitempty"`
-	JSONSchema  json.RawMessage `json:"json_schema,omitempty"`
+	// Prompt is a string, or a mixed array of strings and token ids (one
+	// prompt, see prompt.go).
+	Prompt       any             `json:"prompt"`
+	Stream       bool            `json:"stream"`
+	CachePrompt  bool            `json:"cache_prompt"`
+	ReturnTokens bool            `json:"return_tokens,omitempty"`
+	NPredict     *int            `json:"n_predict,omitempty"`
+	Stop         []string        `json:"stop,omitempty"`
+	Temperature  *float64        `json:"temperature,omitempty"`
+	TopK         *int            `json:"top_k,omitempty"`
+	TopP         *float64        `json:"top_p,omitempty"`
+	Seed         *int            `json:"seed,omitempty"`
+	Grammar      string          `json:"grammar,omitempty"`
+	JSONSchema   json.RawMessage `json:"json_schema,omitempty"`
 }
 
 // completionChunk is one SSE event of a streamed /completion, or the whole
 // answer of a non-streamed one. The final event of a stream carries
 // stop=true and the same summary fields as the non-streamed answer.
 type completionChunk struct {
-	Content      string `json:"content"`
+	Content string `json:"content"`
+	// Tokens are the ids of this chunk (streamed: always sent), or of the
+	// whole generation (non-streamed, only with return_tokens).
+	Tokens       []int  `json:"tokens"`
 	Stop         bool   `json:"stop"`
 	StopType     string `json:"stop_type"`
 	StoppingWord string `json:"stopping_word"`
@@ -88,10 +94,14 @@ func (c *completionChunk) stopSequence() string {
 	return ""
 }
 
-// usage reads the figures of the final chunk. tokens_evaluated is the whole
-// prompt; timings.cache_n (when sent) is the reused prefix, otherwise
-// tokens_cached, which the README defines as the prompt tokens re-used
-// from the previous completion.
+// usage reads the figures of the final chunk. tokens_evaluated is the
+// whole prompt (cached part included), timings.cache_n the prompt prefix
+// reused from the slot's cache and timings.prompt_n the prompt tokens
+// evaluated anew (prompt_n + cache_n = tokens_evaluated). tokens_cached
+// is NOT a reuse figure: it is every token the slot holds after the
+// request, prompt and generated (tokens_evaluated + tokens_predicted - 1
+// normally), and is kept as SlotTokens. A server that sends no cache_n
+// (older builds) leaves CachedKnown false.
 func (c *completionChunk) usage() backend.Usage {
 	var u backend.Usage
 	if c.TokensPredicted != nil {
@@ -110,8 +120,8 @@ func (c *completionChunk) usage() backend.Usage {
 	if c.TokensEvaluated != nil {
 		u.PromptTokens = *c.TokensEvaluated
 	}
-	if !u.CachedKnown && c.TokensCached != nil {
-		u.CachedTokens, u.CachedKnown = *c.TokensCached, true
+	if c.TokensCached != nil {
+		u.SlotTokens = *c.TokensCached
 	}
 	return u
 }

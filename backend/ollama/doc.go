@@ -21,9 +21,12 @@
 //     developer message went as system).
 //   - Request.Grammar: Ollama takes no GBNF grammar, so a request with one
 //     is refused with KindUnsupported (Format constrains instead).
-//   - usage: prompt_eval_count, eval_count and durations. Ollama does not
-//     report cached prompt tokens (prompt_eval_count always counts the
-//     whole prompt), so Usage.CachedKnown stays false.
+//   - usage: prompt_eval_count, eval_count and durations. In v0.6.5
+//     prompt_eval_count is the whole prompt, its cached prefix included
+//     (TestE2EPromptTokensAreWholePrompt checks it against the runner's
+//     "loading cache slot" log line: used + remaining), and no figure says
+//     how much was reused, so Usage.CachedKnown stays false rather than
+//     being guessed.
 //   - faults as *backend.Error: unreachable, server errors with Ollama's
 //     message, a stream cut (Ollama's client ignores a read error at the
 //     end of the body, so a stream without its done message is a cut), a

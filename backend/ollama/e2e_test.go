@@ -326,3 +326,34 @@ func TestE2EDoubleBOS(t *testing.T) {
 		t.Errorf("notes %q, want %q", resp.Notes, want)
 	}
 }
+
+// TestE2EPromptTokensAreWholePrompt: Ollama v0.6.5's prompt_eval_count is
+// the whole prompt, its cached prefix included (the runner's cache-slot
+// log line shows the split), and the server reports no reuse figure, so
+// the backend leaves the reuse unknown rather than guessing it.
+func TestE2EPromptTokensAreWholePrompt(t *testing.T) {
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
+	b := newBackend(t, srv, Config{})
+	mark := srv.Mark()
+	req := request(srv, backend.ModeRaw)
+	first, err := b.Generate(ctxFor(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Prompt = chatPrompt + first.Text + "<|im_end|>\n<|im_start|>user\nAnd in Rome?<|im_end|>\n<|im_start|>assistant\n"
+	second, err := b.Generate(ctxFor(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := srv.WaitCacheSlots(t, mark, 2)
+	t.Logf("cache slots %+v; prompt tokens reported %d then %d", slots, first.Usage.PromptTokens, second.Usage.PromptTokens)
+	if slots[1].Used == 0 {
+		t.Fatalf("the second request reused nothing (%+v): the test shows nothing", slots[1])
+	}
+	if second.Usage.PromptTokens != slots[1].Prompt || second.Usage.PromptTokens != slots[1].Used+slots[1].Remaining {
+		t.Errorf("prompt tokens %d, want the whole prompt %d (used %d + evaluated %d)", second.Usage.PromptTokens, slots[1].Prompt, slots[1].Used, slots[1].Remaining)
+	}
+	if second.Usage.CachedKnown {
+		t.Errorf("a reuse figure (%d) from a server that reports none", second.Usage.CachedTokens)
+	}
+}

@@ -6,8 +6,13 @@
 // It sends stop, max_tokens, temperature, top_p, top_k (an extension most
 // local servers take), seed, an optional API key, and a JSON-Schema
 // constraint as response_format {"type":"json_schema"}. Usage comes from
-// the final usage event, with prompt_tokens_details.cached_tokens where
-// the server reports it (vLLM with prefix caching does; Ollama does not).
+// the final usage event. The reused prompt prefix (Usage.CachedTokens) is
+// prompt_tokens_details.cached_tokens where the server reports it (vLLM
+// with prefix caching and --enable-prompt-tokens-details; llama-server
+// since PR #19361, where it equals timings.cache_n), else llama-server's
+// timings.cache_n; Ollama's /v1 reports neither, so reuse stays unknown
+// (CachedKnown false). prompt_tokens is the whole prompt, cached part
+// included, on all of them.
 // The API has no standard way to ask a model's context window, so this
 // backend is not a backend.ContextSizer.
 //

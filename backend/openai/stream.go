@@ -35,20 +35,36 @@ type chunk struct {
 			CachedTokens *int `json:"cached_tokens"`
 		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
+	// Timings is llama-server's extension on its final events: cache_n is
+	// the reused prompt prefix, prompt_n the tokens evaluated anew. Builds
+	// before prompt_tokens_details.cached_tokens (llama.cpp PR #19361)
+	// send only this.
+	Timings *struct {
+		CacheN  *int `json:"cache_n"`
+		PromptN *int `json:"prompt_n"`
+	} `json:"timings"`
 	Error json.RawMessage `json:"error"`
 }
 
 // applyUsage copies the chunk's usage, if any, into u. The last usage seen
 // wins: Ollama puts a zero usage on every /v1/completions chunk and the
-// real one on the last.
+// real one on the last. The reused prefix is cached_tokens, or
+// llama-server's timings.cache_n where that is all it sends; never a
+// count of what the server holds.
 func (c *chunk) applyUsage(u *backend.Usage) {
-	if c.Usage == nil {
-		return
+	detailed := false
+	if c.Usage != nil {
+		u.PromptTokens = c.Usage.PromptTokens
+		u.GeneratedTokens = c.Usage.CompletionTokens
+		if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+			u.CachedTokens, u.CachedKnown, detailed = *d.CachedTokens, true, true
+		}
 	}
-	u.PromptTokens = c.Usage.PromptTokens
-	u.GeneratedTokens = c.Usage.CompletionTokens
-	if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
-		u.CachedTokens, u.CachedKnown = *d.CachedTokens, true
+	if t := c.Timings; t != nil && t.CacheN != nil && !detailed {
+		u.CachedTokens, u.CachedKnown = *t.CacheN, true
+		if u.PromptTokens == 0 && t.PromptN != nil {
+			u.PromptTokens = *t.CacheN + *t.PromptN
+		}
 	}
 }
 

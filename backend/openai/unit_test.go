@@ -174,6 +174,14 @@ func TestUsage(t *testing.T) {
 		{`{"choices":[],"usage":{"prompt_tokens":36,"completion_tokens":6,"prompt_tokens_details":{"cached_tokens":0}}}`,
 			backend.Usage{PromptTokens: 36, GeneratedTokens: 6, CachedKnown: true}},
 		{`{"choices":[{"text":"x"}]}`, backend.Usage{}},
+		// llama-server: the finish event carries timings before the usage
+		// event; builds before cached_tokens send only timings.cache_n.
+		{`{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"timings":{"cache_n":295,"prompt_n":15,"predicted_n":21}}`,
+			backend.Usage{PromptTokens: 310, CachedTokens: 295, CachedKnown: true}},
+		{`{"choices":[],"usage":{"completion_tokens":21,"prompt_tokens":310,"total_tokens":331},"timings":{"cache_n":295,"prompt_n":15}}`,
+			backend.Usage{PromptTokens: 310, GeneratedTokens: 21, CachedTokens: 295, CachedKnown: true}},
+		{`{"choices":[],"usage":{"completion_tokens":21,"prompt_tokens":310,"total_tokens":331,"prompt_tokens_details":{"cached_tokens":295}},"timings":{"cache_n":295,"prompt_n":15}}`,
+			backend.Usage{PromptTokens: 310, GeneratedTokens: 21, CachedTokens: 295, CachedKnown: true}},
 	} {
 		var c chunk
 		if err := json.Unmarshal([]byte(tc.in), &c); err != nil {

@@ -99,6 +99,7 @@ func TestReadVersion1(t *testing.T) {
 	live := session(t, rec)
 	for i := range live {
 		live[i].Response.Notes = nil // version 1 had none
+		live[i].Response.Usage.SlotTokens = 0
 		live[i].Response.Usage.TimeToFirstChunk, live[i].Response.Usage.Total = 0, 0
 	}
 	replayed := session(t, p)

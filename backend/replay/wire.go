@@ -13,8 +13,10 @@ import (
 
 // Version of the file format, written in the header line. Version 2 added
 // the request's grammar and the response's stop_sequence and notes;
-// recordings of version 1 (which lack them) are still read.
-const Version = 2
+// version 3 the token-exact fields (request token_spans and
+// return_tokens, response tokens, usage slot_tokens, capability
+// token_prompt), written only when set. Older recordings are still read.
+const Version = 3
 
 // minVersion is the oldest version NewReplayer reads.
 const minVersion = 1
@@ -53,6 +55,8 @@ type wireCapabilities struct {
 	Chat      bool `json:"chat"`
 	Constrain bool `json:"constrain"`
 	AddsBOS   bool `json:"adds_bos"`
+	// TokenPrompt is written only when true (version 3).
+	TokenPrompt bool `json:"token_prompt,omitempty"`
 }
 
 // wireRequest is backend.Request in full. It keeps its own message shape
@@ -67,6 +71,9 @@ type wireRequest struct {
 	Format   json.RawMessage `json:"format"`
 	Grammar  string          `json:"grammar"`
 	Options  wireOptions     `json:"options"`
+	// Version 3, written only when set.
+	TokenSpans   []backend.TokenSpan `json:"token_spans,omitempty"`
+	ReturnTokens bool                `json:"return_tokens,omitempty"`
 }
 
 type wireMessage struct {
@@ -106,6 +113,8 @@ type wireResponse struct {
 	StopSequence string    `json:"stop_sequence"`
 	Usage        wireUsage `json:"usage"`
 	Notes        []string  `json:"notes"`
+	// Tokens (version 3) is written only when set.
+	Tokens []int `json:"tokens,omitempty"`
 }
 
 // wireUsage keeps durations in nanoseconds so they round-trip exactly.
@@ -118,6 +127,8 @@ type wireUsage struct {
 	PromptNS           int64 `json:"prompt_ns"`
 	GenerateNS         int64 `json:"generate_ns"`
 	TotalNS            int64 `json:"total_ns"`
+	// SlotTokens (version 3) is written only when set.
+	SlotTokens int `json:"slot_tokens,omitempty"`
 }
 
 // wireError keeps an error's exact text and, when it is (or wraps) a
@@ -145,21 +156,21 @@ type wireBackendError struct {
 }
 
 func toWireCapabilities(c backend.Capabilities) *wireCapabilities {
-	return &wireCapabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS}
+	return &wireCapabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS, TokenPrompt: c.TokenPrompt}
 }
 
 func (c *wireCapabilities) capabilities() backend.Capabilities {
 	if c == nil {
 		return backend.Capabilities{}
 	}
-	return backend.Capabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS}
+	return backend.Capabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS, TokenPrompt: c.TokenPrompt}
 }
 
 // toWireRequest copies r; empty lists and raw JSON become null, so a nil
 // and an empty slice record (and compare) the same.
 func toWireRequest(r backend.Request) *wireRequest {
 	w := &wireRequest{Model: r.Model, Mode: r.Mode, Prompt: r.Prompt, Stop: nilIfEmpty(r.Stop), Format: rawOrNil(r.Format),
-		Grammar: r.Grammar, Options: wireOptions{Temperature: r.Options.Temperature, TopP: r.Options.TopP, TopK: r.Options.TopK,
+		Grammar: r.Grammar, TokenSpans: r.TokenSpans, ReturnTokens: r.ReturnTokens, Options: wireOptions{Temperature: r.Options.Temperature, TopP: r.Options.TopP, TopK: r.Options.TopK,
 			Seed: r.Options.Seed, MaxTokens: r.Options.MaxTokens, NumCtx: r.Options.NumCtx}}
 	for _, m := range r.Messages {
 		wm := wireMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID,
@@ -189,10 +200,10 @@ func rawOrNil(b json.RawMessage) json.RawMessage {
 
 func toWireResponse(r backend.Response) *wireResponse {
 	u := r.Usage
-	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Usage: wireUsage{
+	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Tokens: r.Tokens, Usage: wireUsage{
 		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
 		CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
-		GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total)}}
+		GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total), SlotTokens: u.SlotTokens}}
 }
 
 func (w *wireResponse) response() backend.Response {
@@ -200,10 +211,11 @@ func (w *wireResponse) response() backend.Response {
 		return backend.Response{}
 	}
 	u := w.Usage
-	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Usage: backend.Usage{
+	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Tokens: w.Tokens, Usage: backend.Usage{
 		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
 		CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
-		PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS)}}
+		PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS),
+		SlotTokens: u.SlotTokens}}
 }
 
 // v2Fields names a field of version 2 that e carries, "" when none: a
@@ -216,6 +228,19 @@ func (e *entry) v2Fields() string {
 		return "response.stop_sequence"
 	case e.Response != nil && e.Response.Notes != nil:
 		return "response.notes"
+	}
+	return ""
+}
+
+// v3Fields names a field of version 3 that e carries, "" when none.
+func (e *entry) v3Fields() string {
+	switch {
+	case e.Request != nil && (e.Request.TokenSpans != nil || e.Request.ReturnTokens):
+		return "request.token_spans"
+	case e.Response != nil && (e.Response.Tokens != nil || e.Response.Usage.SlotTokens != 0):
+		return "response.tokens"
+	case e.Capabilities != nil && e.Capabilities.TokenPrompt:
+		return "capabilities.token_prompt"
 	}
 	return ""
 }

@@ -25,6 +25,7 @@ func templatesCommand() *cli.Command {
    toolharness templates inspect chat_template.jinja`,
 		Subcommands: []*cli.Command{
 			templatesInspectCommand(),
+			templatesVerifyCommand(),
 			{
 				Name:  "list",
 				Usage: "list the families with their native tool format",
