@@ -1,19 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/toolharness/toolharness/derive"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/source"
 	"github.com/urfave/cli/v2"
 )
 
@@ -23,7 +20,8 @@ func templatesInspectCommand() *cli.Command {
 		Usage: "learn how a chat template writes tool calls, by rendering probe conversations through it",
 		UsageText: `toolharness templates inspect [--json] FILE
 
-FILE is a chat template (.jinja) or a Hugging Face tokenizer_config.json. The template is rendered
+FILE is a chat template (.jinja, or - for standard input), a Hugging Face tokenizer_config.json or model
+folder, or a .gguf file (its tokenizer.chat_template and BOS/EOS tokens). The template is rendered
 (with toolharness' Jinja engine, configured as transformers configures Jinja2) on probe conversations —
 no tools and tools, one call and two, a turn with reasoning — and the renders are diffed to learn where
 the catalog goes, how a call is written, the reasoning markers and the end-of-turn strings. When the
@@ -32,14 +30,15 @@ printed, and 'toolharness parse --chat-template FILE' parses model output in it.
 
 Examples:
    toolharness templates inspect chat_template.jinja
-   toolharness templates inspect --json tokenizer_config.json`,
+   toolharness templates inspect --json ~/models/Qwen3-8B/
+   toolharness templates inspect model.gguf`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return errors.New("templates inspect: give one template file")
 			}
 			path := c.Args().First()
-			tmpl, err := loadChatTemplateFile(path)
+			tmpl, err := loadChatTemplateFile(path, c.App.Reader)
 			if err != nil {
 				return err
 			}
@@ -98,39 +97,15 @@ func deviationNames(t *templates.Jinja) []string {
 	return names
 }
 
-// loadChatTemplateFile reads a chat template from a .jinja file or a
-// Hugging Face tokenizer_config.json (chat_template as a string or a named
-// list, bos_token/eos_token as strings or {"content": …} objects).
-func loadChatTemplateFile(path string) (*templates.Jinja, error) {
-	data, err := os.ReadFile(path)
+// loadChatTemplateFile loads and compiles a model's chat template from a
+// .jinja file, a tokenizer_config.json, an HF model folder or a .gguf file
+// (templates/source), preferring a tool_use variant.
+func loadChatTemplateFile(path string, stdin io.Reader) (*templates.Jinja, error) {
+	t, err := source.Load(path, source.Options{Tools: true, Stdin: stdin})
 	if err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
+		return nil, err
 	}
-	var tok templates.SpecialTokens
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		var cfg struct{ BOSToken, EOSToken json.RawMessage }
-		if err := json.Unmarshal(data, &struct {
-			B *json.RawMessage `json:"bos_token"`
-			E *json.RawMessage `json:"eos_token"`
-		}{&cfg.BOSToken, &cfg.EOSToken}); err != nil {
-			return nil, fmt.Errorf("templates: %s: %w", path, err)
-		}
-		tok = templates.SpecialTokens{BOS: tokenText(cfg.BOSToken), EOS: tokenText(cfg.EOSToken)}
-	}
-	return templates.CompileJinja(filepath.Base(path), templateText(data), tok)
-}
-
-// tokenText reads a tokenizer_config token: a string or {"content": …}.
-func tokenText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var obj struct{ Content string }
-	if json.Unmarshal(raw, &obj) == nil {
-		return obj.Content
-	}
-	return ""
+	return t.Compile()
 }
 
 // chatTemplateParsers derives the call syntax of the chat template at path
@@ -140,7 +115,10 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 	if formatSet {
 		return nil, false, errors.New("parse: give --format or --chat-template, not both")
 	}
-	tmpl, err := loadChatTemplateFile(path)
+	if path == "-" {
+		return nil, false, errors.New("parse: --chat-template cannot be standard input: the model output is read from it")
+	}
+	tmpl, err := loadChatTemplateFile(path, nil)
 	if err != nil {
 		return nil, false, err
 	}

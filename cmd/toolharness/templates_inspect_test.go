@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/internal/ollamatest"
 )
 
 const conformanceTemplates = "../../templates/testdata/conformance/templates"
@@ -92,5 +94,29 @@ func TestParseChatTemplate(t *testing.T) {
 	noCalls := filepath.Join(conformanceTemplates, "00-chatml.jinja")
 	if _, stderr, code := runCLI(t, in, "parse", "--chat-template", noCalls); code == 0 || !strings.Contains(stderr, "writes no tool calls") {
 		t.Errorf("a template without calls: exit %d, %q", code, stderr)
+	}
+}
+
+// TestTemplatesInspectGGUF reads the chat template out of a GGUF file (the
+// test Ollama's tiny model carrying LFM2's template) and from stdin.
+func TestTemplatesInspectGGUF(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(conformanceTemplates, "llama-cpp-lfm2.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := ollamatest.DefaultSpec()
+	spec.ChatTemplate = string(src)
+	gguf := filepath.Join(t.TempDir(), "lfm2.gguf")
+	if err := ollamatest.WriteModel(gguf, spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"templates", "inspect", gguf}, {"templates", "inspect", "-"}} {
+		out, stderr, code := runCLI(t, string(src), args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if !strings.Contains(out, `call open: "<|tool_call_start|>"`) {
+			t.Errorf("%v: derived syntax missing:\n%s", args, out)
+		}
 	}
 }
