@@ -42,7 +42,8 @@ func builtinFormat(s parse.Syntax) string {
 		case s.CallOpen == "<tool_call>" && s.NamePrefix == "<function=" && s.KeyOpen == "<parameter=" &&
 			strings.TrimSpace(s.ValueClose) == "</parameter>":
 			return "qwen3-coder"
-		case s.CallOpen == "<function_calls>" && s.NamePrefix == `<invoke name="` && s.KeyOpen == `<parameter name="`:
+		case s.CallOpen == "<function_calls>" && s.NamePrefix == `<invoke name="` && s.KeyOpen == `<parameter name="`,
+			s.SectionOpen == "<function_calls>" && s.CallOpen == `<invoke name="` && s.KeyOpen == `<parameter name="` && s.CallClose == "</invoke>":
 			return "xml"
 		case s.CallOpen == "<tool_call>" && s.CallClose == "</tool_call>" && s.NamePrefix == "" && strings.TrimSpace(s.NameSuffix) == "" &&
 			s.KeyOpen == "<arg_key>" && s.KeyClose == "</arg_key>" && s.ValueOpen == "<arg_value>" && s.ValueClose == "</arg_value>":

@@ -18,17 +18,24 @@ var syntheticTemplates = []struct {
 	file   string
 	tokens templates.SpecialTokens
 	want   parse.Syntax
+	// format is the built-in format the syntax is recognised as.
+	format string
 }{
 	{"angle-pipe.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, CallOpen: "<<CALL>>", ArgsPrefix: "|", CallClose: "<<END>>",
-		Stop: []string{"~done~"}}},
+		Stop: []string{"~done~"}}, ""},
 	{"pipe-pairs.jinja", templates.SpecialTokens{BOS: "<start>", EOS: "<stop>"}, parse.Syntax{
 		Body: parse.BodyPairs, SectionOpen: "<|acts|>", SectionClose: "<|/acts|>", CallSeparator: "\n",
 		CallOpen: "<|act|>", KeyOpen: "<|k|>", KeyClose: "<|v|>", ValueClose: "<|/v|>", CallClose: "<|/act|>",
-		ReasoningOpen: "<reflect>", ReasoningClose: "</reflect>", Stop: []string{"[[/turn]]", "<stop>"}}},
+		ReasoningOpen: "<reflect>", ReasoningClose: "</reflect>", Stop: []string{"[[/turn]]", "<stop>"}}, ""},
 	{"hash-list.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyJSONList, CallOpen: "##CALLS##", CallClose: "##END##",
-		NameKey: "tool", ArgsKey: "input", Stop: []string{"<eot>"}}},
+		NameKey: "tool", ArgsKey: "input", Stop: []string{"<eot>"}}, ""},
+	{"bracket-python.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyPythonList, CallOpen: "<calls>", CallClose: "</calls>", Stop: []string{"### end"}}, ""},
+	{"xml-invoke.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyPairs, SectionOpen: "<function_calls>", SectionClose: "</function_calls>", CallOpen: `<invoke name="`,
+		NameSuffix: `">`, KeyOpen: `<parameter name="`, KeyClose: `">`, ValueClose: "</parameter>", CallClose: "</invoke>"}, "xml"},
 }
 
 func compileSynthetic(t *testing.T, file string, tok templates.SpecialTokens) *templates.Jinja {
@@ -52,9 +59,9 @@ func TestDeriveSyntheticTemplates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !res.Catalog || !res.WritesCalls || !res.Parallel || res.Format != "" {
-				t.Errorf("catalog %v, writes calls %v, parallel %v, format %q; want a catalog, parallel calls and no built-in format",
-					res.Catalog, res.WritesCalls, res.Parallel, res.Format)
+			if !res.Catalog || !res.WritesCalls || !res.Parallel || res.Format != tc.format {
+				t.Errorf("catalog %v, writes calls %v, parallel %v, format %q; want a catalog, parallel calls and format %q",
+					res.Catalog, res.WritesCalls, res.Parallel, res.Format, tc.format)
 			}
 			want := tc.want
 			want.Label = "derived:" + tc.file
