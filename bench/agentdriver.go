@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -48,7 +49,10 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
 	}
 	run := CaseRun{FormatUsed: renderer.Format()}
-	res, err := agent.RunCase(ctx, b, agent.Case{
+	// runErr is the case's outcome: a failed generation keeps its error
+	// to the end, so the case is recorded as an error, never judged on
+	// the empty text of a request that did not happen.
+	res, runErr := agent.RunCase(ctx, b, agent.Case{
 		Model: cell.Model, Messages: c.Messages, Tools: c.Tools, Mode: backend.Mode(cell.Mode),
 		Constrained: d.Constrained, RequireCall: len(c.Expect.Calls) > 0, ConstrainMaxString: d.ConstrainMaxString,
 		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
@@ -56,7 +60,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	var parser Parser
 	if !d.Constrained {
 		if parser, err = NewParser(renderer.Format()); err != nil {
-			return run, err
+			return run, errors.Join(runErr, err)
 		}
 	}
 	for _, a := range res.Attempts {
@@ -72,10 +76,10 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 			// parser, and the errors stay attached to their calls.
 			var perr error
 			if ar.Lenient, perr = parser.Parse(a.Raw, c.Tools, false); perr != nil {
-				return run, perr
+				return run, errors.Join(runErr, perr)
 			}
 			if ar.Strict, perr = parser.Parse(a.Raw, c.Tools, true); perr != nil {
-				return run, perr
+				return run, errors.Join(runErr, perr)
 			}
 		} else {
 			// Constrained output is the agent's JSON call object; there is
@@ -85,7 +89,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		}
 		run.Attempts = append(run.Attempts, ar)
 	}
-	return run, err
+	return run, runErr
 }
 
 func fromAttempt(a agent.Attempt) ParseResult {

@@ -187,15 +187,15 @@ func Markdown(w io.Writer, s bench.Summary, m Meta) error {
 	if m.Source != "" {
 		fmt.Fprintf(&b, "%s\n\n", m.Source)
 	}
-	b.WriteString("Rates are percentages with 95% Wilson intervals; – means no case of that kind.\n\n")
-	b.WriteString("| model | format | mode | cases |")
+	b.WriteString("Rates are percentages with 95% Wilson intervals; – means no case of that kind. Cases that failed with a harness or server error (errors) are in no rate.\n\n")
+	b.WriteString("| model | format | mode | cases | errors |")
 	for _, c := range rateColumns[:7] {
 		fmt.Fprintf(&b, " %s |", c.title)
 	}
-	b.WriteString(" ≤3 retries | mean retries |\n|---|---|---|---:|")
+	b.WriteString(" ≤3 retries | mean retries |\n|---|---|---|---:|---:|")
 	b.WriteString(strings.Repeat("---:|", 9) + "\n")
 	for _, g := range s.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d |", mdCell(g.Model), mdCell(g.Format), mdCell(g.Mode), g.Cases)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |", mdCell(g.Model), mdCell(g.Format), mdCell(g.Mode), g.Cases, g.Errors)
 		for _, c := range rateColumns[:7] {
 			fmt.Fprintf(&b, " %s |", Pct(c.get(g)))
 		}
