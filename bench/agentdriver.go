@@ -17,8 +17,9 @@ import (
 type AgentDriver struct {
 	// Backends holds one backend per endpoint URL.
 	Backends map[string]backend.Backend
-	// Template returns the template family of a model ("" = chatml).
-	Template   func(ctx context.Context, endpoint, model string) string
+	// Template returns the template family of a model ("" = chatml); an
+	// error (the server cannot be reached) fails the case with it.
+	Template   func(ctx context.Context, endpoint, model string) (string, error)
 	MaxRetries int
 	// Constrained sends the call schema as the server's output
 	// constraint. A case that expects calls is constrained to calls only;
@@ -44,7 +45,11 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if format == "auto" {
 		format = "" // the family's native format
 	}
-	renderer, err := agent.NewRenderer(agent.RendererOptions{Template: d.template(ctx, endpoint, cell.Model), Format: format})
+	tmpl, err := d.template(ctx, endpoint, cell.Model)
+	if err != nil {
+		return CaseRun{}, err
+	}
+	renderer, err := agent.NewRenderer(agent.RendererOptions{Template: tmpl, Format: format})
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
 	}
@@ -103,9 +108,11 @@ func fromAttempt(a agent.Attempt) ParseResult {
 	return p
 }
 
-func (d *AgentDriver) template(ctx context.Context, endpoint, model string) string {
+// template asks Template once per endpoint and model; an error is not
+// kept, so the next case asks again.
+func (d *AgentDriver) template(ctx context.Context, endpoint, model string) (string, error) {
 	if d.Template == nil {
-		return ""
+		return "", nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -114,9 +121,12 @@ func (d *AgentDriver) template(ctx context.Context, endpoint, model string) stri
 	}
 	key := endpoint + "\x00" + model
 	if t, ok := d.templates[key]; ok {
-		return t
+		return t, nil
 	}
-	t := d.Template(ctx, endpoint, model)
+	t, err := d.Template(ctx, endpoint, model)
+	if err != nil {
+		return "", err
+	}
 	d.templates[key] = t
-	return t
+	return t, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/parse"
+	"github.com/toolharness/toolharness/render"
 )
 
 // Cell is one point of the run matrix.
@@ -320,14 +321,26 @@ func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bo
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// Formats are the formats a cell may name besides "auto": those a prompt
+// can be written in (render.Formats) and read back from (parse.Formats).
+func Formats() []string {
+	var out []string
+	for _, f := range parse.Formats() {
+		if f != "auto" && slices.Contains(render.Formats(), f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // ParseCells builds the matrix of models × formats × modes. Every value is
-// checked before anything runs: a format must be one of parse.Formats()
-// (or "auto"), a mode raw or chat, and no value may be given twice.
+// checked before anything runs: a format must be "auto" or one of
+// Formats(), a mode raw or chat, and no value may be given twice.
 func ParseCells(models, formats, modes []string) ([]Cell, error) {
 	if len(models) == 0 || len(formats) == 0 || len(modes) == 0 {
 		return nil, errors.New("bench: give at least one model, format and mode")
 	}
-	known := parse.Formats()
+	known := append(Formats(), "auto")
 	checks := []struct {
 		flag string
 		vals []string
@@ -338,7 +351,7 @@ func ParseCells(models, formats, modes []string) ([]Cell, error) {
 			if f == "auto" || slices.Contains(known, f) {
 				return nil
 			}
-			return fmt.Errorf("bench: --formats %q: want auto or one of %s", f, strings.Join(known, ", "))
+			return fmt.Errorf("bench: --formats %q: want one of %s", f, strings.Join(known, ", "))
 		}},
 		{"--modes", modes, func(m string) error {
 			if m == "raw" || m == "chat" {

@@ -219,7 +219,7 @@ func TestParseCells(t *testing.T) {
 		want                  string
 	}{
 		{"bad mode", []string{"a"}, []string{"hermes"}, []string{"bogus"}, `bench: --modes "bogus": want raw or chat`},
-		{"bad format", []string{"a"}, []string{"hermes", "nope"}, []string{"raw"}, `bench: --formats "nope": want auto or one of `},
+		{"bad format", []string{"a"}, []string{"hermes", "nope"}, []string{"raw"}, `bench: --formats "nope": want one of `},
 		{"twice", []string{"a", "a"}, []string{"hermes"}, []string{"raw"}, `bench: --models: "a" given twice`},
 		{"no model", nil, []string{"hermes"}, []string{"raw"}, "bench: give at least one model, format and mode"},
 	}

@@ -100,8 +100,8 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "corpus", "--format", "nope", "--in", shippedCorpus}, "nope"},
 		{[]string{"bench", "corpus", "--in", "/does/not/exist"}, "no such file"},
 		{[]string{"bench", "report", t.TempDir()}, "no such file"},
-		{[]string{"bench", "report"}, "exactly one directory"},
-		{[]string{"bench", "run", "--models", "m", "--modes", "bogus"}, `mode "bogus"`},
+		{[]string{"bench", "report"}, "exactly one results directory"},
+		{[]string{"bench", "run", "--models", "m", "--modes", "bogus"}, `--modes "bogus"`},
 		{[]string{"bench", "run", "--models", "m", "--endpoint", "http://h#x"}, "positive number"},
 		{[]string{"compare", "--model", "m", "--from", t.TempDir()}, "no such file"},
 	}

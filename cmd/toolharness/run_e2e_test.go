@@ -210,12 +210,17 @@ func TestE2EChatScripted(t *testing.T) {
 func TestE2EDetectTemplate(t *testing.T) {
 	srv := ollamatest.Start(t)
 	var notes bytes.Buffer
-	if fam := detectTemplate(context.Background(), "ollama", srv.URL, srv.Model, &notes); fam != "chatml" || notes.Len() != 0 {
-		t.Errorf("family %q, notes %q; the tiny model's template is ChatML", fam, notes.String())
+	if fam, err := detectTemplate(context.Background(), "ollama", srv.URL, srv.Model, &notes); err != nil || fam != "chatml" || notes.Len() != 0 {
+		t.Errorf("family %q (%v), notes %q; the tiny model's template is ChatML", fam, err, notes.String())
 	}
 	notes.Reset()
-	if fam := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
-		t.Errorf("unknown model: family %q, notes %q", fam, notes.String())
+	if fam, err := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); err != nil || fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
+		t.Errorf("unknown model: family %q (%v), notes %q", fam, err, notes.String())
+	}
+	// A server that is not there is an error, not a reason to guess.
+	dead := deadHost(t)
+	if fam, err := detectTemplate(context.Background(), "ollama", dead, srv.Model, &notes); err == nil || err.Error() != "cannot reach Ollama at "+dead+": connection refused" {
+		t.Errorf("dead server: family %q, error %v", fam, err)
 	}
 }
 
