@@ -57,8 +57,8 @@ Examples:
 				},
 			},
 			{
-				Name:  "show",
-				Usage: "print a family's definition and template",
+				Name:      "show",
+				Usage:     "print a family's definition and template",
 				ArgsUsage: "NAME",
 				UsageText: `toolharness templates show [--json] NAME
 
