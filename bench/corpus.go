@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/jsonerr"
 )
 
 // Parser reads one complete model output. The implementation over package
@@ -131,7 +132,7 @@ func scoreLine(text []byte, line int, model string, opts CorpusOptions) (rec Rec
 	rec = Record{ID: fmt.Sprintf("line-%d", line), Model: model, Format: opts.Format, Mode: "recorded", Final: true, Verdict: VerdictError}
 	var in CorpusRecord
 	if err := json.Unmarshal(text, &in); err != nil {
-		rec.Error = fmt.Sprintf("input line %d: not a JSON record: %v", line, err)
+		rec.Error = fmt.Sprintf("input line %d: not a JSON record: %s", line, jsonerr.Describe(err))
 		return rec, true, false
 	}
 	if in.ID != "" {

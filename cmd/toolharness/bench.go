@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -83,6 +84,10 @@ Example:
 				return err
 			}
 			res, err := bench.ScoreCorpus(in, opts)
+			if errors.Is(err, bench.ErrNoRecords) {
+				// The sentinel's words are for programs; the line says it.
+				return fmt.Errorf("%s: %s", displayName(path), strings.TrimPrefix(err.Error(), bench.ErrNoRecords.Error()+": "))
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", displayName(path), err)
 			}

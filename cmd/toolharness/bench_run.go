@@ -150,7 +150,9 @@ func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
 	if err := report.WriteAll(out, s, meta); err != nil {
 		return s, err
 	}
-	if c.Command.Name == "run" {
+	// A table of dashes says nothing when no case was measured (the
+	// servers are not there): the failure line says it all.
+	if c.Command.Name == "run" && (hasGroups(s) || res.Errors == 0) {
 		if err := printSummary(c, s, meta); err != nil {
 			return s, err
 		}

@@ -57,6 +57,8 @@ func TestCLIConventions(t *testing.T) {
 	noName := file("noname.json", `[{"description":"no name here"}]`)
 	garbage := file("garbage.bin", "\x00\x01\x02\xff\xfe binary\n\x7fELF\x02\x01\n")
 	empty := file("empty.jsonl", "")
+	noTools := file("notools.jsonl", `{"id":"a","raw":"<tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"}`+"\n")
+	halfBad := file("halfbad.jsonl", `{"id":"a","raw":"hi","tools":[{"name":"f"}]}`+"\n[1]\n{\"id\":\"c\"}\n")
 	raw := file("raw.txt", `<tool_call>{"name":"read_file","arguments":{"path":"a.txt"}}</tool_call>`)
 	conv := `[{"role":"user","content":"hi"}]`
 	convFile := file("conv.json", conv)
@@ -70,8 +72,7 @@ func TestCLIConventions(t *testing.T) {
 		{name: "global --host", args: []string{"--host", dead, "run", "--model", "m", "hi"}, code: 1, stderr: "run: " + unreachable},
 		{name: "chat stops at a dead server", args: append([]string{"chat"}, model...), stdin: "one\ntwo\nthree\n", code: 1, stderr: "chat: " + unreachable},
 		{name: "bench run dead", args: []string{"--host", dead, "bench", "run", "--models", "x", "--out", filepath.Join(dir, "dead-run")}, code: 1,
-			stderr: "bench run: " + unreachable + "; nothing measured, 15 case(s) not run (results in " + filepath.Join(dir, "dead-run") + "; continue with --resume)",
-			stdout: "<any>"},
+			stderr: "bench run: " + unreachable + "; nothing measured, 15 case(s) not run (results in " + filepath.Join(dir, "dead-run") + "; continue with --resume)"},
 		{name: "compare dead", args: []string{"compare", "--host", dead, "--model", "x", "--formats", "hermes,xml", "--out", filepath.Join(dir, "dead-cmp")}, code: 1,
 			stderr: "compare: " + unreachable + "; nothing measured, 31 case(s) not run (results in " + filepath.Join(dir, "dead-cmp") + "; continue with --resume)"},
 
@@ -107,7 +108,12 @@ func TestCLIConventions(t *testing.T) {
 		{name: "parse --format nope", args: []string{"parse", "--format", "nope", raw}, code: 1, stderr: `parse: --format "nope": want one of `},
 
 		// bench corpus inputs.
-		{name: "bench corpus garbage", args: []string{"bench", "corpus", "--in", garbage}, code: 1, stderr: garbage + ": bench: no readable record: none of the 2 non-empty lines is a record (line 1: not a JSON record: "},
+		{name: "bench corpus garbage", args: []string{"bench", "corpus", "--in", garbage}, code: 1, stderr: garbage + ": none of the 2 non-empty lines is a record (line 1: not a JSON record: invalid character"},
+		{name: "bench corpus without a catalog", args: []string{"bench", "corpus", "--in", noTools}, code: 0,
+			stdout: "format auto, mode recorded", stderr: "1 record(s) have no tools and no --tools was given: every call they make names an unknown tool and counts as schema-invalid"},
+		{name: "bench corpus some lines unreadable", args: []string{"bench", "corpus", "--in", halfBad}, code: 0,
+			stdout: "format auto, mode recorded", stderr: halfBad + ": 2 of 3 line(s) unreadable, recorded as errors: input line 2: not a JSON record: a JSON array, not an object; input line 3: no \"raw\" field;"},
+		{name: "parse --jsonl names no Go type", args: []string{"parse", "--jsonl"}, stdin: "[1]\n", code: 0, stdout: `"line 1: not a JSON record: a JSON array, not an object"`},
 		{name: "bench corpus missing", args: []string{"bench", "corpus", "--in", missing}, code: 1, stderr: missing + ": no such file or directory"},
 
 		// Standard input, file arguments, positional arguments.

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/jsonerr"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/urfave/cli/v2"
 )
@@ -243,7 +244,7 @@ func batchRecord(line []byte, lineNo int, format string, opts parse.Options, par
 	}
 	var in batchIn
 	if err := json.Unmarshal(line, &in); err != nil {
-		return fail("not a JSON record: " + err.Error())
+		return fail("not a JSON record: " + jsonerr.Describe(err))
 	}
 	if len(in.ID) > 0 {
 		out.ID = in.ID

@@ -110,6 +110,15 @@ func TestE2ERunBuiltinTools(t *testing.T) {
 	if code != 0 || strings.TrimSpace(stdout) == "" || strings.Contains(stderr, "using chatml") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
+
+	// run --json (with --host after the command, as the README writes
+	// it): one object with the answer, on stdout only.
+	code, stdout, stderr = runAgentCLI("", "run", "--host", srv.URL, "--model", srv.Model, "--max-tokens", "16", "--json", "say hi")
+	var rec chatRecord
+	if err := json.Unmarshal([]byte(stdout), &rec); err != nil || code != 0 || strings.Count(stdout, "\n") != 1 ||
+		rec.Message != "say hi" || rec.Stop != "answered" || rec.Answer == "" || rec.Error != "" {
+		t.Errorf("run --json: exit %d, %+v (%v), stdout %q, stderr:\n%s", code, rec, err, stdout, stderr)
+	}
 }
 
 func TestE2ERunSkillAndSubagent(t *testing.T) {
