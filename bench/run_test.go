@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/internal/reach/reachtest"
 )
 
 // scriptDriver answers every case by rule, so the runner's bookkeeping
@@ -249,16 +249,6 @@ func (d *deadDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c 
 	return d.scriptDriver.RunCase(ctx, endpoint, cell, c)
 }
 
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "http://" + l.Addr().String()
-}
-
 // TestRunStopsDeadEndpoint checks that a server that cannot be reached is
 // one error case and a stopped endpoint, not a column of measurements:
 // alone, the rest of the run does not happen; beside a live endpoint, the
@@ -267,7 +257,7 @@ func TestRunStopsDeadEndpoint(t *testing.T) {
 	suite := testSuite(t)
 	cells, _ := ParseCells([]string{"m"}, []string{"hermes", "xml"}, []string{"raw"})
 	total := len(cells) * len(suite.Cases)
-	dead := closedPort(t)
+	dead := reachtest.DeadURL(t)
 
 	dir := t.TempDir()
 	d := &deadDriver{dead: map[string]bool{dead: true}}

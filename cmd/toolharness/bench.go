@@ -76,11 +76,7 @@ Example:
 				return err
 			}
 			defer closeIn()
-			ts, err := readToolSet(c)
-			if err != nil {
-				return err
-			}
-			if opts.Tools, err = ts.localTools(); err != nil {
+			if opts.Tools, err = localToolsFlag(c); err != nil {
 				return err
 			}
 			res, err := bench.ScoreCorpus(in, opts)

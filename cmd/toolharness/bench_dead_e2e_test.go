@@ -14,12 +14,13 @@ import (
 	"github.com/toolharness/toolharness/internal/ollamatest"
 )
 
-// deadSuite writes a small suite for the dead-server tests.
-func deadSuite(t *testing.T, dir string) string {
+// smallSuite writes a two-case suite for the CLI's live bench tests:
+// one call, one restraint case.
+func smallSuite(t *testing.T, dir string) string {
 	t.Helper()
 	p := filepath.Join(dir, "suite.yaml")
 	if err := os.WriteFile(p, []byte(`
-name: dead-e2e
+name: cli-e2e
 tools: [{name: get_weather, description: "Weather of a city.", input_schema: {type: object, properties: {city: {type: string}}, required: [city]}}]
 cases:
   - {id: single, prompt: "Weather in Paris?", expect: {calls: [{name: get_weather, args: {city: Paris}}]}}
@@ -82,7 +83,7 @@ func checkNoFakeMeasurement(t *testing.T, dir string) (errs, measured int) {
 // status is non-zero, and the reason is one line.
 func TestE2EBenchDeadServer(t *testing.T) {
 	dir := t.TempDir()
-	suite := deadSuite(t, dir)
+	suite := smallSuite(t, dir)
 	dead := deadHost(t)
 	common := []string{"--suite", suite, "--template", "chatml", "--max-tokens", "24", "--max-retries", "1", "--seed", "3"}
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -10,19 +9,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolharness/toolharness/internal/reach/reachtest"
 )
 
-// deadHost is the URL of a port that was just listened on and closed: a
-// connection to it is refused.
-func deadHost(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "http://" + l.Addr().String()
-}
+// deadHost is the URL of a port with no server.
+func deadHost(t *testing.T) string { return reachtest.DeadURL(t) }
 
 // cliCase is one command line and what it must do.
 type cliCase struct {

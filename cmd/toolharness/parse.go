@@ -76,11 +76,7 @@ Examples:
 				return err
 			}
 			defer closeIn()
-			ts, err := readToolSet(c)
-			if err != nil {
-				return err
-			}
-			if opts.Tools, err = ts.localTools(); err != nil {
+			if opts.Tools, err = localToolsFlag(c); err != nil {
 				return err
 			}
 			if _, err := parse.New(format, opts); err != nil {

@@ -111,7 +111,17 @@ func checkWorkspace(ws string) (string, error) {
 	return ws, nil
 }
 
-// tools returns every tool of the set that is known without starting
+// localToolsFlag reads --tools of a command that only reads tools
+// (parse, bench corpus): catalog files and builtin groups.
+func localToolsFlag(c *cli.Context) ([]chat.Tool, error) {
+	ts, err := readToolSet(c)
+	if err != nil {
+		return nil, err
+	}
+	return ts.localTools()
+}
+
+// localTools returns every tool of the set that is known without starting
 // anything (catalog files and builtin groups; not MCP), as a model would
 // see them.
 func (ts toolSet) localTools() ([]chat.Tool, error) {

@@ -11,11 +11,7 @@ import (
 func Describe(err error) string {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
-		}
-		return err.Error()
+		return err.Error() // syntax errors already read well
 	}
 	if te.Field == "" {
 		return fmt.Sprintf("a JSON %s, not an object", te.Value)

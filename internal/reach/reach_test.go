@@ -4,27 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/internal/reach/reachtest"
 )
-
-// deadURL returns the URL of a port that was just listened on and closed,
-// so a connection to it is refused.
-func deadURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
 
 func TestProbe(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -34,7 +21,7 @@ func TestProbe(t *testing.T) {
 	if err := Probe(context.Background(), "ollama", srv.URL, 5*time.Second); err != nil {
 		t.Fatalf("live server: %v", err)
 	}
-	dead := deadURL(t)
+	dead := reachtest.DeadURL(t)
 	err := Probe(context.Background(), "llamacpp", dead, 5*time.Second)
 	want := fmt.Sprintf("cannot reach llama.cpp at %s: connection refused", dead)
 	if err == nil || err.Error() != want {
@@ -47,7 +34,7 @@ func TestProbe(t *testing.T) {
 }
 
 func TestFromError(t *testing.T) {
-	dead := deadURL(t)
+	dead := reachtest.DeadURL(t)
 	_, dialErr := http.Get(dead)
 	if dialErr == nil {
 		t.Fatal("a request to a closed port succeeded")
