@@ -137,7 +137,7 @@ func CompareTable(w io.Writer, s bench.Summary, model string) error {
 	}
 	mean := []string{"mean retries"}
 	for _, g := range groups {
-		mean = append(mean, fmt.Sprintf("%.2f", g.MeanRetries))
+		mean = append(mean, MeanRetries(g))
 	}
 	rows = append(rows, mean)
 	if err := writeAligned(w, rows, 1); err != nil {

@@ -106,6 +106,12 @@ func checkAgentFlags(c *cli.Context) error {
 	if err := checkFileArg(c.String("instructions")); err != nil {
 		return usageError(c, "--instructions %v", err)
 	}
+	if f := c.String("trace"); f != "" {
+		// The file is created when the session starts; its folder must be there.
+		if fi, err := os.Stat(filepath.Dir(f)); err != nil || !fi.IsDir() {
+			return usageError(c, "--trace %s: no directory %s", f, filepath.Dir(f))
+		}
+	}
 	if d := c.String("skills"); d != "" {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 			return usageError(c, "--skills %s: not a directory", d)

@@ -130,6 +130,16 @@ func TestCLIConventions(t *testing.T) {
 		{name: "tools list no name", args: []string{"tools", "list", "--tools", noName}, code: 1, stderr: noName + ": tool 1 has no name"},
 		{name: "tools lint -", args: []string{"tools", "lint", "--tools", "-"}, stdin: toolsFixture, code: 0},
 
+		// The README's commands, each with a bad input.
+		{name: "README parse, tools missing", args: []string{"parse", "--format", "hermes", "--tools", missing}, stdin: "x", code: 1, stderr: missing + ": no such file or directory"},
+		{name: "README render, tools missing", args: []string{"render", "--template", "qwen3", "--messages", convFile, "--tools", missing}, code: 1, stderr: missing + ": no such file or directory"},
+		{name: "README compare, repeats", args: []string{"compare", "--host", dead, "--model", "qwen2.5:7b", "--formats", "hermes,xml,json", "--repeats", "-3"}, code: 1, stderr: "compare: --repeats -3: must not be negative"},
+		{name: "README bench run, endpoint twice", args: []string{"bench", "run", "--models", "qwen2.5:7b,llama3.2", "--formats", "auto,hermes,xml", "--modes", "raw,chat",
+			"--endpoint", dead, "--endpoint", dead, "--out", filepath.Join(dir, "twice")}, code: 1, stderr: "bench run: --endpoint " + dead + " given twice"},
+		{name: "README chat, no model", args: []string{"chat", "--host", dead, "--tools", "builtin:fs"}, stdin: "list the files\n", code: 1, stderr: "chat: --model is required (or TOOLHARNESS_MODEL)"},
+		{name: "README run, trace dir missing", args: append(append([]string{"run"}, model...), "--trace", filepath.Join(dir, "no", "such", "t.jsonl"), "hi"), code: 1,
+			stderr: "run: --trace " + filepath.Join(dir, "no", "such", "t.jsonl") + ": no directory " + filepath.Join(dir, "no", "such")},
+
 		// Usage errors: one line, a hint, no help dump.
 		{name: "unknown flag", args: []string{"run", "--hostx", dead}, code: 1, stderr: "run: unknown flag --hostx (see toolharness run --help)"},
 		{name: "unknown command", args: []string{"bogus"}, code: 1, stderr: `unknown command "bogus" (see toolharness --help)`},
