@@ -96,6 +96,7 @@ func TestCLIConventions(t *testing.T) {
 		{name: "bench run no models", args: []string{"bench", "run", "--host", dead}, code: 1, stderr: "bench run: --models is required (see toolharness bench run --help)"},
 		{name: "compare --formats nope", args: []string{"compare", "--host", dead, "--model", "x", "--formats", "nope"}, code: 1, stderr: `compare: --formats "nope": want one of `},
 		{name: "tools check --format bogus", args: []string{"tools", "check", "--tools", tools, "--format", "bogus"}, code: 1, stderr: `tools check: --format "bogus": want one of `},
+		{name: "tools check --tools -", args: []string{"tools", "check", "--tools", "-"}, stdin: toolsFixture, code: 1, stderr: "tools check: --tools -: standard input is already the command's input"},
 		{name: "parse --chunk -1", args: []string{"parse", "--chunk", "-1", raw}, code: 1, stderr: "parse: --chunk -1: must not be negative"},
 		{name: "parse --format nope", args: []string{"parse", "--format", "nope", raw}, code: 1, stderr: `parse: --format "nope": want one of `},
 
@@ -113,7 +114,7 @@ func TestCLIConventions(t *testing.T) {
 		{name: "parse -", args: []string{"parse", "--format", "hermes", "-"}, stdin: "hello", code: 0, stdout: `{"type":"text","text":"hello"}`},
 		{name: "parse --tools builtin:fs", args: []string{"parse", "--tools", "builtin:fs", raw}, code: 0, stdout: `"arguments":{"path":"a.txt"}`},
 		{name: "parse extra args", args: []string{"parse", raw, raw}, code: 1, stderr: fmt.Sprintf("parse: unexpected argument %q (see toolharness parse --help)", raw)},
-		{name: "parse --tools - with stdin input", args: []string{"parse", "--tools", "-"}, stdin: "x", code: 1, stderr: "parse: --tools -: standard input is already read for the input"},
+		{name: "parse --tools - with stdin input", args: []string{"parse", "--tools", "-"}, stdin: "x", code: 1, stderr: "parse: --tools -: standard input is already the command's input"},
 		{name: "render --messages -", args: []string{"render", "--template", "qwen2.5", "--messages", "-"}, stdin: conv, code: 0, stdout: "<|im_start|>user\nhi<|im_end|>"},
 		{name: "render --format auto", args: []string{"render", "--template", "qwen2.5", "--format", "auto", "--messages", convFile}, code: 1, stderr: "render: --format auto: auto means guessing"},
 		{name: "render -m is not --messages", args: []string{"render", "--template", "qwen2.5", "-m", convFile}, code: 1, stderr: "render: unknown flag --m (see toolharness render --help)"},

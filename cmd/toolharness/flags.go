@@ -253,6 +253,9 @@ const stdinName = "standard input"
 func readFileArg(c *cli.Context, what, path string) ([]byte, error) {
 	if path == "-" {
 		if prev, ok := c.App.Metadata["stdin"].(string); ok && prev != what {
+			if prev == mainInput {
+				return nil, usageError(c, "%s -: standard input is already the command's input", what)
+			}
 			return nil, usageError(c, "%s -: standard input is already read for %s", what, prev)
 		}
 		if c.App.Metadata == nil {
@@ -282,6 +285,9 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// mainInput marks standard input claimed by inputArg.
+const mainInput = "the input"
+
 // inputArg opens the main input of a command: FILE, or standard input
 // for "" and "-". The closer closes the file.
 func inputArg(c *cli.Context, path string) (io.Reader, func() error, error) {
@@ -292,7 +298,7 @@ func inputArg(c *cli.Context, path string) (io.Reader, func() error, error) {
 		if c.App.Metadata == nil {
 			c.App.Metadata = map[string]any{}
 		}
-		c.App.Metadata["stdin"] = "the input"
+		c.App.Metadata["stdin"] = mainInput
 		return c.App.Reader, func() error { return nil }, nil
 	}
 	if err := checkFileArg(path); err != nil {

@@ -151,6 +151,10 @@ Example:
 			if err := promptFormat(c, "format", c.String("format")); err != nil {
 				return err
 			}
+			in, _, err := inputArg(c, "") // the calls: claims stdin before --tools - could
+			if err != nil {
+				return err
+			}
 			src, err := readToolSet(c)
 			if err != nil {
 				return err
@@ -163,7 +167,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			return checkCalls(r, c.App.Reader, c.App.Writer)
+			return checkCalls(r, in, c.App.Writer)
 		},
 	}
 }
