@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/jsonerr"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/urfave/cli/v2"
 )
@@ -19,8 +20,10 @@ func parseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse tool calls out of raw model text",
-		UsageText: "toolharness parse --format F | --chat-template FILE [--tools tools.json] [--strict] [--think-open] [--chunk N] [--jsonl] < input",
-		Description: `Reads a model's raw output on stdin and prints one JSON object per line per event:
+		UsageText: "toolharness parse --format F | --chat-template TEMPLATE [--tools tools.json|builtin:fs] [--strict] [--think-open] [--chunk N] [--jsonl] [FILE|-]",
+		ArgsUsage: "[FILE]",
+		Description: `Reads a model's raw output from FILE (or stdin, without FILE or with -) and prints one JSON
+object per line per event:
    {"type":"text","text":"…"}
    {"type":"call_start","id":"call_0","name":"read_file","offset":12}   (the tool name is known)
    {"type":"call","id":"call_0","name":"read_file","arguments":{…},"repairs":[…],"offset":12}
@@ -48,13 +51,14 @@ Formats: ` + strings.Join(parse.Formats(), ", ") + `
 
 Examples:
    echo '<tool_call>{"name":"read","arguments":{"path":"a.txt"}}</tool_call>' | toolharness parse --format hermes
-   toolharness parse --format auto --tools tools.json --chunk 4 < raw.txt
+   toolharness parse --format auto --tools tools.json --chunk 4 raw.txt
+   toolharness parse --tools builtin:fs < raw.txt
    toolharness parse --format hermes --think-open < qwen3-thinking-output.txt
    toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl
    toolharness parse --chat-template glm-4.5.jinja --tools tools.json < glm-output.txt`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
+			&cli.StringSliceFlag{Name: "tools", Usage: "tools: a catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape) or builtin:fs, builtin:bash; comma-separated or repeated"},
 			&cli.BoolFlag{Name: "strict", Usage: "disable every repair"},
 			&cli.BoolFlag{Name: "think-open", Usage: "the prompt opened a <think> block: the output is reasoning up to the first </think>"},
 			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
@@ -63,16 +67,26 @@ Examples:
 		},
 		Action: func(c *cli.Context) error {
 			opts := parse.Options{Strict: c.Bool("strict"), ThinkOpen: c.Bool("think-open")}
-			if path := c.String("tools"); path != "" {
-				tools, err := chat.ReadToolsFile(path)
-				if err != nil {
-					return err
-				}
-				opts.Tools = tools
+			format := c.String("format")
+			if err := checkChoice(c, "format", format, parse.Formats()); err != nil {
+				return err
 			}
-			newParser := formatParsers(c.String("format"))
+			if err := nonNegative(c, "chunk"); err != nil {
+				return err
+			}
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
+			in, closeIn, err := inputArg(c, c.Args().First())
+			if err != nil {
+				return err
+			}
+			defer closeIn()
+			if opts.Tools, err = localToolsFlag(c); err != nil {
+				return err
+			}
+			newParser := formatParsers(format)
 			if path := c.String("chat-template"); path != "" {
-				var err error
 				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen); err != nil {
 					return err
 				}
@@ -81,11 +95,10 @@ Examples:
 				return err
 			}
 			w := bufio.NewWriterSize(c.App.Writer, 64<<10)
-			var err error
 			if c.Bool("jsonl") {
-				err = parseBatch(c.App.Reader, w, newParser, opts)
+				err = parseBatch(in, w, newParser, opts)
 			} else {
-				err = parseStream(c.App.Reader, w, newParser, opts, c.Int("chunk"))
+				err = parseStream(in, w, newParser, opts, c.Int("chunk"))
 			}
 			if ferr := w.Flush(); err == nil {
 				err = ferr
@@ -248,7 +261,7 @@ func batchRecord(line []byte, lineNo int, newParser parserFactory, opts parse.Op
 	}
 	var in batchIn
 	if err := json.Unmarshal(line, &in); err != nil {
-		return fail("not a JSON record: " + err.Error())
+		return fail("not a JSON record: " + jsonerr.Describe(err))
 	}
 	if len(in.ID) > 0 {
 		out.ID = in.ID

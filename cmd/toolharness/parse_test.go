@@ -172,7 +172,7 @@ func TestParseHelpAndBadFormat(t *testing.T) {
 		t.Fatalf("help (exit %d):\n%s", code, out)
 	}
 	_, stderr, code := runCLI(t, "x", "parse", "--format", "yaml")
-	if code == 0 || !strings.Contains(stderr, "unknown format") {
+	if code == 0 || !strings.Contains(stderr, `--format "yaml": want one of`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -16,8 +16,9 @@ import (
 
 func templatesInspectCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "inspect",
-		Usage: "learn how a chat template writes tool calls, by rendering probe conversations through it",
+		Name:      "inspect",
+		Usage:     "learn how a chat template writes tool calls, by rendering probe conversations through it",
+		ArgsUsage: "FILE",
 		UsageText: `toolharness templates inspect [--json] FILE
 
 FILE is a chat template (.jinja, or - for standard input), a Hugging Face tokenizer_config.json or model
@@ -35,7 +36,7 @@ Examples:
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return errors.New("templates inspect: give one template file")
+				return usageError(c, "give one template file (.jinja, -, tokenizer_config.json, a model folder or .gguf)")
 			}
 			path := c.Args().First()
 			tmpl, err := loadChatTemplateFile(path, c.App.Reader)
