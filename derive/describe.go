@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,4 +99,29 @@ func quoteList(l []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, " ")
+}
+
+// MarshalJSON writes the result with the syntax's non-empty fields under
+// snake_case keys (the names Describe prints, with "_" for spaces), and no
+// syntax at all when the template writes no calls.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // without this method
+	var syntax map[string]any
+	if r.WritesCalls {
+		syntax = map[string]any{"label": r.Syntax.Label}
+		for _, f := range SyntaxFields(r.Syntax) {
+			v, err := strconv.Unquote(f.Value)
+			if err != nil {
+				v = f.Value // the body shape, not quoted
+			}
+			syntax[strings.ReplaceAll(f.Name, " ", "_")] = v
+		}
+		if r.Syntax.ReasoningOpen != "" {
+			syntax["reasoning_open"], syntax["reasoning_close"] = r.Syntax.ReasoningOpen, r.Syntax.ReasoningClose
+		}
+	}
+	return json.Marshal(struct {
+		plain
+		Syntax map[string]any `json:"syntax,omitempty"`
+	}{plain(r), syntax})
 }

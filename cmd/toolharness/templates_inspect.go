@@ -52,7 +52,7 @@ Examples:
 				family = d.Family
 			}
 			return writeInspection(c.App.Writer, c.Bool("json"), inspection{File: path, Family: family,
-				BOS: tmpl.Tokens().BOS, EOS: tmpl.Tokens().EOS, Deviations: deviationNames(tmpl), Result: res})
+				BOS: tmpl.Tokens().BOS, EOS: tmpl.Tokens().EOS, Deviations: deviationNames(tmpl), Derived: res})
 		},
 	}
 }
@@ -64,7 +64,8 @@ type inspection struct {
 	BOS        string   `json:"bos,omitempty"`
 	EOS        string   `json:"eos,omitempty"`
 	Deviations []string `json:"engine_deviations,omitempty"`
-	derive.Result
+	// Derived is what the probes taught (derive.Result's JSON).
+	Derived derive.Result `json:"derived"`
 }
 
 func writeInspection(w io.Writer, asJSON bool, in inspection) error {
@@ -82,7 +83,7 @@ func writeInspection(w io.Writer, asJSON bool, in inspection) error {
 	if in.EOS != "" {
 		fields = append(fields, derive.Field{Name: "eos", Value: strconv.Quote(in.EOS)})
 	}
-	fields = append(fields, in.Describe()...)
+	fields = append(fields, in.Derived.Describe()...)
 	for _, d := range in.Deviations {
 		fields = append(fields, derive.Field{Name: "engine deviation", Value: d})
 	}

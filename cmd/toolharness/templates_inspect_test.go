@@ -45,18 +45,21 @@ func TestTemplatesInspectJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var got struct {
-		BOS, EOS    string
-		WritesCalls bool `json:"writes_calls"`
-		Syntax      struct{ CallOpen, CallClose, ArgsPrefix string }
-		Stop        []string
+		BOS, EOS string
+		Derived  struct {
+			WritesCalls bool              `json:"writes_calls"`
+			Syntax      map[string]string `json:"syntax"`
+			Stop        []string
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	got.Syntax.CallOpen = strings.TrimSpace(got.Syntax.CallOpen)
 	want := got
-	want.BOS, want.EOS, want.WritesCalls, want.Stop = "<s>", "</s>", true, []string{"</s>"}
-	want.Syntax.CallOpen, want.Syntax.CallClose, want.Syntax.ArgsPrefix = "<<CALL>>", "<<END>>", "|"
+	want.BOS, want.EOS = "<s>", "</s>"
+	want.Derived.WritesCalls, want.Derived.Stop = true, []string{"</s>"}
+	want.Derived.Syntax = map[string]string{"label": "derived:" + filepath.Base(filepath.Dir(cfg)), "body": "name-then-json",
+		"call_open": "<<CALL>>", "call_close": "<<END>>", "arguments_prefix": "|"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s\n%s", d, out)
 	}
