@@ -184,3 +184,8 @@ func splitTrailingToken(s string) (rest, token string) {
 
 // isSpace reports whether s is whitespace only (or empty).
 func isSpace(s string) bool { return strings.TrimSpace(s) == "" }
+
+// Tail returns what a render adds after where it and an earlier one part,
+// cut on a token boundary: the assistant turn of a conversation render,
+// given the render of the conversation before it.
+func Tail(earlier, render string) string { return render[commonPrefix(render, earlier):] }
