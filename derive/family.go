@@ -23,8 +23,15 @@ func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error)
 	if err != nil {
 		return templates.Family{}, Result{}, err
 	}
+	return Adopt(fam, res), res, nil
+}
+
+// Adopt returns fam with the derived call syntax as its native and default
+// format when the template writes calls and fam has no native format yet
+// (a built-in family keeps its own); see Family.
+func Adopt(fam templates.Family, res Result) templates.Family {
 	if fam.NativeFormat != "" || !res.WritesCalls {
-		return fam, res, nil
+		return fam
 	}
 	fam.NativeFormat, fam.DefaultFormat = res.FormatName(), res.FormatName()
 	if res.Format == "" {
@@ -32,7 +39,7 @@ func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error)
 		fam.ControlTokens = appendNew(fam.ControlTokens, s.SectionOpen, s.SectionClose, s.CallOpen, s.CallClose)
 	}
 	fam.Stop = appendNew(fam.Stop, res.Stop...)
-	return fam, res, nil
+	return fam
 }
 
 func appendNew(list []string, more ...string) []string {
