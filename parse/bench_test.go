@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/api"
-	"github.com/toolharness/toolharness/chat"
 	"github.com/ollama/ollama/model/parsers"
+	"github.com/toolharness/toolharness/chat"
 )
 
 // benchInput builds about size bytes of model output in format: prose
