@@ -188,3 +188,24 @@ func FuzzFastCall(f *testing.F) {
 		}
 	})
 }
+
+// TestToolCallReadingsKept: when no reading of a <tool_call> names
+// registered tools, the first reading is the one reported (the readings
+// share a scratch slice).
+func TestToolCallReadingsKept(t *testing.T) {
+	for _, in := range []string{
+		"<tool_call>\n<function=nope>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+		`<tool_call>{"name": "nope", "arguments": {"a": 1}}</tool_call>`,
+	} {
+		evs := collect(t, "auto", Options{Tools: testTools}, []string{in})
+		var names []string
+		for _, e := range evs {
+			if e.Type == EventCall {
+				names = append(names, e.Call.Name)
+			}
+		}
+		if d := cmp.Diff([]string{"nope"}, names); d != "" {
+			t.Errorf("%q: calls (-want +got):\n%s", in, d)
+		}
+	}
+}

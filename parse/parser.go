@@ -337,6 +337,15 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 	b.buf = b.buf[:old+len(chunk)]
 	copy(b.buf[old:], chunk)
 	p.pos += len(chunk)
+	if b.jmode == 1 && b.jend == 0 && (b.startSent || b.earlyDone) {
+		// Inside a call's JSON value (jsonInTag): only the value's
+		// end can change anything.
+		end := b.track()
+		if end < 0 {
+			return true
+		}
+		b.jend = end
+	}
 	st, end := b.advance(old, false)
 	if st == stMore && (b.startSent || b.earlyDone) {
 		return true
