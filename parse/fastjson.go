@@ -116,6 +116,14 @@ func compactString(dst []byte, s string, i int) ([]byte, int, bool) {
 	j := i + 1
 	ascii := true
 	for j < len(s) {
+		// Most bytes of a string need no look: skip them a table
+		// lookup each.
+		for j < len(s) && plainByte[s[j]] {
+			j++
+		}
+		if j >= len(s) {
+			break
+		}
 		c := s[j]
 		switch {
 		case c == '"':
@@ -144,6 +152,15 @@ func compactString(dst []byte, s string, i int) ([]byte, int, bool) {
 	}
 	return dst, i, false
 }
+
+// plainByte marks the bytes of a JSON string that compactString copies
+// without a second look: printable ASCII other than '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // plainUTF8: valid UTF-8 that appendString copies unchanged.
 func plainUTF8(s string) bool {

@@ -112,6 +112,9 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
 		return
 	}
+	if p.held != "" && p.extendHeld(chunk) {
+		return
+	}
 	if p.rs != rsNone {
 		p.emit = emit
 		p.feedReasoning(chunk, false)
@@ -321,6 +324,22 @@ func (p *Parser) open(op int) {
 		}
 	}
 	p.pos += len(o.marker)
+}
+
+// extendHeld takes a chunk that continues the held marker prefix without
+// completing it (`<tool` + `_ca`): what is held is still the prefix of a
+// marker at the same place, so nothing is decided and nothing emitted.
+func (p *Parser) extendHeld(chunk string) bool {
+	n := len(p.held) + len(chunk)
+	for _, k := range p.tab.byFirst[p.held[0]] {
+		m := p.tab.ops[k].marker
+		if n < len(m) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
+			p.held = m[:n]
+			p.pos += len(chunk)
+			return true
+		}
+	}
+	return false
 }
 
 // feedBlockChunk is the path of a small chunk inside a confirmed block
