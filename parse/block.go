@@ -56,6 +56,9 @@ type block struct {
 	startSent, earlyDone      bool
 	// nameMissed: scanName has looked for the name and not found it.
 	nameMissed bool
+	// nameFrom is where scanName's next look at a JSON call starts
+	// (jsonNameFrom).
+	nameFrom int
 }
 
 // hasNameEnd reports whether s holds a byte that ends a tool name scanName

@@ -150,3 +150,62 @@ func TestIssue12Classes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFastCall checks that the per-call fast path gives the bytes the
+// slow path (relaxed values, encoded again) gives, whenever it answers.
+func FuzzFastCall(f *testing.F) {
+	for _, s := range []string{
+		`{"name": "read_file", "arguments": {"path": "a.txt", "limit": 5}}`,
+		`{"arguments": {"x": [1, 2.5e3, -0, true, null, {"y": "é\n\"q\"\\"}]}, "name": "t"}`,
+		`{"name": "t", "arguments": {"s": "\u00e9\/"}}`,
+		`{"name": "t", "arguments": {"s": "a` + "\u2028" + `b", "bad": "\xff"}}`,
+		"{\"name\": \"t\", \"arguments\": {}}\n",
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	for _, r := range loadCorpus(f) {
+		if i := strings.Index(r.Raw, "{"); i >= 0 {
+			f.Add(r.Raw[i:], false)
+		}
+	}
+	f.Fuzz(func(t *testing.T, content string, strict bool) {
+		p, err := New("hermes", Options{Strict: strict})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := objectKeys{name: "name", args: "arguments"}
+		fast, ok := p.fastCall(content, keys)
+		if !ok {
+			return
+		}
+		slow, serr := p.decodeJSONSlow(content, 0, keys, false)
+		if serr != nil || len(slow) != 1 || slow[0].err != nil || slow[0].repairs != 0 {
+			t.Fatalf("fast path took %q, slow path: %+v %v", content, slow, serr)
+		}
+		if fast.name != slow[0].name || string(fast.args) != string(slow[0].args) {
+			t.Fatalf("%q: fast %s %s, slow %s %s", content, fast.name, fast.args, slow[0].name, slow[0].args)
+		}
+	})
+}
+
+// TestToolCallReadingsKept: when no reading of a <tool_call> names
+// registered tools, the first reading is the one reported (the readings
+// share a scratch slice).
+func TestToolCallReadingsKept(t *testing.T) {
+	for _, in := range []string{
+		"<tool_call>\n<function=nope>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+		`<tool_call>{"name": "nope", "arguments": {"a": 1}}</tool_call>`,
+	} {
+		evs := collect(t, "auto", Options{Tools: testTools}, []string{in})
+		var names []string
+		for _, e := range evs {
+			if e.Type == EventCall {
+				names = append(names, e.Call.Name)
+			}
+		}
+		if d := cmp.Diff([]string{"nope"}, names); d != "" {
+			t.Errorf("%q: calls (-want +got):\n%s", in, d)
+		}
+	}
+}

@@ -325,10 +325,10 @@ func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 		case j < len(w) && w[j] != '{' && w[j] != '[':
 			name, ok = glmName(w[j:])
 		default:
-			name, ok = jsonName(w)
+			name, ok, b.nameFrom = jsonNameFrom(w, min(b.nameFrom, len(w)))
 		}
 	case dJSON, dMistral, dFence:
-		name, ok = jsonName(w)
+		name, ok, b.nameFrom = jsonNameFrom(w, min(b.nameFrom, len(w)))
 	case dSyntax:
 		name, ok = b.op.syn.syntaxName(w, b.op.section)
 	}
@@ -344,11 +344,18 @@ func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 var nameKey = []byte(`"name"`)
 
 func jsonName(w []byte) ([]byte, bool) {
-	from := 0
+	name, ok, _ := jsonNameFrom(w, 0)
+	return name, ok
+}
+
+// jsonNameFrom is jsonName searching from w[from:]; resume is where a
+// search of a longer w (same prefix) must start to give the same answer,
+// so that looking again as a block streams does not rescan its start.
+func jsonNameFrom(w []byte, from int) (name []byte, ok bool, resume int) {
 	for {
 		k := bytes.Index(w[from:], nameKey)
 		if k < 0 {
-			return nil, false
+			return nil, false, max(from, len(w)-len(nameKey)+1)
 		}
 		k += from
 		from = k + 1
@@ -357,14 +364,14 @@ func jsonName(w []byte) ([]byte, bool) {
 		}
 		j := skipWS(w, k+len(nameKey))
 		if j >= len(w) {
-			return nil, false
+			return nil, false, k
 		}
 		if w[j] != ':' {
 			continue
 		}
 		j = skipWS(w, j+1)
 		if j >= len(w) {
-			return nil, false
+			return nil, false, k
 		}
 		if w[j] != '"' {
 			continue
@@ -374,12 +381,12 @@ func jsonName(w []byte) ([]byte, bool) {
 			e++
 		}
 		if e >= len(w) {
-			return nil, false
+			return nil, false, k
 		}
 		if w[e] != '"' || e == j+1 {
 			continue
 		}
-		return w[j+1 : e], true
+		return w[j+1 : e], true, k
 	}
 }
 

@@ -22,6 +22,16 @@ func (p *Parser) decodeJSON(content string, base int, native string, arrayNative
 type objectKeys struct{ name, args string }
 
 func (p *Parser) decodeJSONKeys(content string, base int, keys objectKeys, arrayNative bool) ([]dcall, *Error) {
+	if c, ok := p.fastCall(content, keys); ok {
+		// The slice is only read until the block's events are out.
+		p.scratch = append(p.scratch[:0], c)
+		return p.scratch, nil
+	}
+	return p.decodeJSONSlow(content, base, keys, arrayNative)
+}
+
+// decodeJSONSlow reads call objects through relaxed, with every repair.
+func (p *Parser) decodeJSONSlow(content string, base int, keys objectKeys, arrayNative bool) ([]dcall, *Error) {
 	strict := p.opts.Strict
 	if !strict {
 		if calls, ok := p.missingBraces(content, base, keys); ok {

@@ -7,28 +7,41 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
-// argBuilder collects decoded parameters of one call.
+// argBuilder writes the decoded parameters of one call straight into the
+// call's JSON arguments, in the model's order.
 type argBuilder struct {
 	p    *Parser
 	tool string
-	obj  chat.Object
+	args []byte
 	err  *Error
 }
 
+// newArgs starts the arguments of a call to tool whose parameters are
+// written in about size bytes.
+func (p *Parser) newArgs(tool string, size int) argBuilder {
+	a := argBuilder{p: p, tool: tool, args: make([]byte, 1, size+size/8+16)}
+	a.args[0] = '{'
+	return a
+}
+
 func (a *argBuilder) add(name, raw string, off int) {
-	v, err := a.p.rawValue(a.tool, name, raw)
+	if len(a.args) > 1 {
+		a.args = append(a.args, ',')
+	}
+	a.args = append(appendString(a.args, name), ':')
+	var err *Error
+	a.args, err = a.p.appendRawValue(a.args, a.tool, name, raw)
 	if err != nil && a.err == nil {
 		err.Offset = off
 		a.err = err
 	}
-	if _, known, catalog := a.p.param(a.tool, name); catalog && !known && a.err == nil {
+	if pt, catalog := a.p.types(a.tool, name); catalog && !pt.known && a.err == nil {
 		a.err = &Error{Kind: KindUnexpectedTag, Offset: off, Message: fmt.Sprintf("%s has no parameter %q", a.tool, name)}
 	}
-	a.obj.Members = append(a.obj.Members, chat.Member{Key: name, Value: v})
 }
 
 func (a *argBuilder) call(rep repairs) dcall {
-	return dcall{name: a.tool, args: encode(&a.obj), err: a.err, repairs: rep}
+	return dcall{name: a.tool, args: append(a.args, '}'), err: a.err, repairs: rep}
 }
 
 // decodeXML reads <invoke name="T"><parameter name="p">v</parameter></invoke>
@@ -46,8 +59,8 @@ func (p *Parser) decodeXML(s string, base int) ([]dcall, *Error) {
 		if !ok {
 			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: `write <invoke name="TOOL">`}
 		}
-		a := argBuilder{p: p, tool: name}
 		body, end, rep := untilClose(s[j:], "</invoke>")
+		a := p.newArgs(name, len(body))
 		b := 0
 		for {
 			t := strings.Index(body[b:], "<")
@@ -137,7 +150,9 @@ func attr(s string, i int) (string, int, bool) {
 
 // decodeQwenCoder reads <function=T><parameter=p>\nv\n</parameter></function>.
 func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
-	var calls []dcall
+	// The calls are only read until the block's events are out.
+	calls := p.scratch[:0]
+	defer func() { p.scratch = calls[:0] }()
 	i := 0
 	for {
 		k := strings.Index(s[i:], "<function=")
@@ -149,9 +164,10 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 		if gt < 0 {
 			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: "write <function=TOOL>"}
 		}
-		a := argBuilder{p: p, tool: strings.TrimSpace(s[i : i+gt])}
+		tool := strings.TrimSpace(s[i : i+gt])
 		i += gt + 1
 		body, end, rep := untilClose(s[i:], "</function>")
+		a := p.newArgs(p.toolName(tool), len(body))
 		b := 0
 		for {
 			t := strings.Index(body[b:], "<parameter=")
@@ -219,7 +235,7 @@ func trimOneNewline(s string) string {
 
 // decodeTags reads the children of a tool tag: <param>value</param>.
 func (p *Parser) decodeTags(tool, s string, base int) ([]dcall, *Error) {
-	a := argBuilder{p: p, tool: tool}
+	a := p.newArgs(tool, len(s))
 	var rep repairs
 	i := 0
 	for {

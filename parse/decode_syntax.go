@@ -161,7 +161,7 @@ func (s *synSpec) pairMarkers() pairMarkers {
 // elements; values are read with the tool's schema.
 func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 	m := s.pairMarkers()
-	a := argBuilder{p: p, tool: name}
+	a := p.newArgs(name, len(body))
 	var rep repairs
 	i := 0
 	for {

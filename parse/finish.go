@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -224,6 +225,8 @@ func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	if p.tools == nil || p.allRegistered(calls, err) {
 		return calls, err
 	}
+	// The readings share the parser's scratch slice: keep this one.
+	calls = slices.Clone(calls)
 	for i := range readers {
 		if i == first {
 			continue

@@ -53,9 +53,10 @@ type Parser struct {
 	// think holds the markers of a leading reasoning block.
 	think [2]string
 
-	// lastID is the call ID last formatted by callID, for call lastIDn.
-	lastID  string
-	lastIDn int
+	// ids are the call IDs after callIDs made so far (callID).
+	ids []string
+	// scratch holds the calls of the block being finished.
+	scratch []dcall
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
@@ -108,6 +109,12 @@ func (p *Parser) Reset() {
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
+	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
+		return
+	}
+	if p.held != "" && p.extendHeld(chunk) {
+		return
+	}
 	if p.rs != rsNone {
 		p.emit = emit
 		p.feedReasoning(chunk, false)
@@ -319,6 +326,58 @@ func (p *Parser) open(op int) {
 	p.pos += len(o.marker)
 }
 
+// extendHeld takes a chunk that continues the held marker prefix without
+// completing it (`<tool` + `_ca`): what is held is still the prefix of a
+// marker at the same place, so nothing is decided and nothing emitted.
+func (p *Parser) extendHeld(chunk string) bool {
+	n := len(p.held) + len(chunk)
+	for _, k := range p.tab.byFirst[p.held[0]] {
+		m := p.tab.ops[k].marker
+		if n < len(m) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
+			p.held = m[:n]
+			p.pos += len(chunk)
+			return true
+		}
+	}
+	return false
+}
+
+// feedBlockChunk is the path of a small chunk inside a confirmed block
+// (what call-dense output is made of): the chunk is appended and the
+// block advanced without the layers of feed, and without touching emit
+// while the block goes on and its call start is out. It reports whether
+// it took the chunk.
+func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
+	b := &p.b
+	old := len(b.buf)
+	if old+len(chunk) > cap(b.buf) {
+		return false
+	}
+	b.buf = b.buf[:old+len(chunk)]
+	copy(b.buf[old:], chunk)
+	p.pos += len(chunk)
+	if b.jmode == 1 && b.jend == 0 && (b.startSent || b.earlyDone) {
+		// Inside a call's JSON value (jsonInTag): only the value's
+		// end can change anything.
+		end := b.track()
+		if end < 0 {
+			return true
+		}
+		b.jend = end
+	}
+	st, end := b.advance(old, false)
+	if st == stMore && (b.startSent || b.earlyDone) {
+		return true
+	}
+	p.emit = emit
+	if rest, done := p.blockStep(st, end, old, chunk); done {
+		p.feed(rest, false)
+	}
+	p.flushText()
+	p.emit = nil
+	return true
+}
+
 // blockPiece bounds how much of a chunk is appended to a block before
 // looking for its end, so that a block ending early in a large chunk does
 // not copy the rest of the chunk (cost stays linear in the input).
@@ -360,6 +419,13 @@ func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 	}
 	p.pos += len(s)
 	st, end := b.advance(old, false)
+	return p.blockStep(st, end, old, s)
+}
+
+// blockStep acts on what advance decided for the piece s, appended to
+// the block at old.
+func (p *Parser) blockStep(st status, end, old int, s string) (rest string, done bool) {
+	b := &p.b
 	switch st {
 	case stMore:
 		p.early(old)
@@ -505,14 +571,22 @@ func (p *Parser) callID(n int) string {
 	if n < len(callIDs) {
 		return callIDs[n]
 	}
-	// The call start and the call ask for the same ID: the last one made
-	// is kept so that it is formatted once.
-	if p.lastID == "" || p.lastIDn != n {
-		var buf [24]byte
-		p.lastID, p.lastIDn = string(strconv.AppendInt(append(buf[:0], "call_"...), int64(n), 10)), n
+	// Later IDs are made once per parser and kept (up to maxKeptIDs),
+	// so that a parser reused turn after turn formats each once.
+	k := n - len(callIDs)
+	if k < len(p.ids) {
+		return p.ids[k]
 	}
-	return p.lastID
+	var buf [24]byte
+	id := string(strconv.AppendInt(append(buf[:0], "call_"...), int64(n), 10))
+	if k == len(p.ids) && k < maxKeptIDs {
+		p.ids = append(p.ids, id)
+	}
+	return id
 }
+
+// maxKeptIDs bounds the call IDs a parser keeps.
+const maxKeptIDs = 1 << 14
 
 // acceptable reports whether a repaired or tentative block naming name
 // may be taken as a call: it names a registered tool, or there is no
