@@ -36,6 +36,9 @@ var syntheticTemplates = []struct {
 	{"xml-invoke.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyPairs, SectionOpen: "<function_calls>", SectionClose: "</function_calls>", CallOpen: `<invoke name="`,
 		NameSuffix: `">`, KeyOpen: `<parameter name="`, KeyClose: `">`, ValueClose: "</parameter>", CallClose: "</invoke>"}, "xml"},
+	{"indexed-sections.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyNameJSON, SectionOpen: "<|calls_begin|>", SectionClose: "<|calls_end|>", CallOpen: "<|call_begin|>",
+		NamePrefix: "functions.", IDPrefix: ":", ArgsPrefix: "<|arg_begin|>", CallClose: "<|call_end|>", Stop: []string{"<|eom|>"}}, ""},
 }
 
 func compileSynthetic(t *testing.T, file string, tok templates.SpecialTokens) *templates.Jinja {
