@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -79,20 +78,4 @@ func newRecordedRenderer(rec *recording) recordedRenderer {
 		rr.byBody[requestKey(p.Request)] = p.Name
 	}
 	return rr
-}
-
-func tokensOf(rec *recording) Tokens {
-	return Tokens{BOS: rec.SpecialTokens["bos_token"], EOS: rec.SpecialTokens["eos_token"]}
-}
-
-func TestDeriveRecordedDump(t *testing.T) {
-	for _, rec := range loadRecordings(t) {
-		res, err := Derive(newRecordedRenderer(rec), tokensOf(rec))
-		if err != nil {
-			t.Logf("%s: %v", rec.ID, err)
-			continue
-		}
-		b, _ := json.Marshal(res)
-		t.Logf("%s: %s", rec.ID, strings.ReplaceAll(string(b), `\n`, `⏎`))
-	}
 }

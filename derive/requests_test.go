@@ -29,3 +29,19 @@ func TestRequestsFile(t *testing.T) {
 	}
 	golden.Check(t, *update, filepath.Join("testdata", "requests.json"), string(b)+"\n")
 }
+
+// TestRecordingsComplete: every recording answers every request, so a
+// changed probe set without re-running render_requests.py fails here
+// rather than as a puzzling derivation difference.
+func TestRecordingsComplete(t *testing.T) {
+	for _, rec := range loadRecordings(t) {
+		for _, p := range recordedRequests() {
+			if _, ok := rec.Renders[p.Name]; !ok {
+				t.Errorf("%s: no render of %q: run python3 derive/testdata/render_requests.py", rec.ID, p.Name)
+			}
+		}
+		if len(rec.Renders) != len(recordedRequests()) {
+			t.Errorf("%s: %d renders for %d requests: run python3 derive/testdata/render_requests.py", rec.ID, len(rec.Renders), len(recordedRequests()))
+		}
+	}
+}
