@@ -2,8 +2,10 @@ package agent
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/derive"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/toolharness/toolharness/render"
 	"github.com/toolharness/toolharness/templates"
@@ -11,7 +13,10 @@ import (
 
 // RendererOptions choose a session's template family and tool format.
 type RendererOptions struct {
-	Template string // family name ("" = chatml)
+	Template string // family name ("" = chatml); or
+	// Family is the family of a loaded chat template (templates.FamilyOf,
+	// source.Template.Family); it overrides Template.
+	Family   *templates.Family
 	Format   string // tool-call format ("" = the family's default)
 	Strict   bool   // parser repairs off
 	Verbatim bool   // framing safety off
@@ -28,25 +33,59 @@ type renderer struct {
 	fam    templates.Family
 	format string
 	opts   RendererOptions
+	// syntax is the call syntax derived from a loaded template when it is
+	// none of the built-in formats (format is then its label).
+	syntax *parse.Syntax
 }
 
 // NewRenderer returns the Renderer of a family and format.
 func NewRenderer(o RendererOptions) (Renderer, error) {
-	if o.Template == "" {
-		o.Template = "chatml"
+	var fam templates.Family
+	switch {
+	case o.Family != nil:
+		fam = *o.Family
+	default:
+		if o.Template == "" {
+			o.Template = "chatml"
+		}
+		var err error
+		if fam, err = templates.Lookup(o.Template); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
 	}
-	fam, err := templates.Lookup(o.Template)
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+	var syntax *parse.Syntax
+	if j := fam.Jinja(); j != nil && fam.NativeFormat == "" && o.Format == "" {
+		// A loaded template outside the built-in families writes calls
+		// in its own syntax: learn it from the template (package derive),
+		// so that the template renders catalog and calls itself and the
+		// parser reads what it writes.
+		res, err := derive.Template(j, time.Time{}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		if res.WritesCalls {
+			fam = derive.Adopt(fam, res)
+			if res.Format == "" {
+				syntax = &res.Syntax
+			}
+		}
 	}
 	format := o.Format
 	if format == "" {
 		format = fam.DefaultFormat
 	}
+	if syntax != nil && format == syntax.Label {
+		if _, err := parse.NewSyntax(*syntax, parse.Options{}); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		return &renderer{fam: fam, format: format, opts: o, syntax: syntax}, nil
+	}
 	if _, err := parse.New(format, parse.Options{}); err != nil {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
 	}
-	if _, err := render.Catalog(format, nil); err != nil {
+	// The family's own native format is rendered by its template; any
+	// other is written by package render.
+	if _, err := render.Catalog(format, nil); err != nil && format != fam.NativeFormat {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
 	}
 	return &renderer{fam: fam, format: format, opts: o}, nil
@@ -63,7 +102,15 @@ func (r *renderer) Stop() []string {
 }
 
 func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
-	return NewParser(r.format, parse.Options{Tools: tools, Strict: r.opts.Strict})
+	opts := parse.Options{Tools: tools, Strict: r.opts.Strict}
+	if r.syntax != nil {
+		p, err := parse.NewSyntax(*r.syntax, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &parseStream{p: p}, nil
+	}
+	return NewParser(r.format, opts)
 }
 
 func (r *renderer) Catalog(tools []chat.Tool) (string, error) { return render.Catalog(r.format, tools) }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -16,8 +17,9 @@ import (
 type AgentDriver struct {
 	// Backends holds one backend per endpoint URL.
 	Backends map[string]backend.Backend
-	// Template returns the template family of a model ("" = chatml).
-	Template   func(ctx context.Context, endpoint, model string) string
+	// Template returns the template family of a model ("" = chatml); an
+	// error (the server cannot be reached) fails the case with it.
+	Template   func(ctx context.Context, endpoint, model string) (string, error)
 	MaxRetries int
 	// Constrained sends the call schema as the server's output
 	// constraint. A case that expects calls is constrained to calls only;
@@ -43,12 +45,19 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if format == "auto" {
 		format = "" // the family's native format
 	}
-	renderer, err := agent.NewRenderer(agent.RendererOptions{Template: d.template(ctx, endpoint, cell.Model), Format: format})
+	tmpl, err := d.template(ctx, endpoint, cell.Model)
+	if err != nil {
+		return CaseRun{}, err
+	}
+	renderer, err := agent.NewRenderer(agent.RendererOptions{Template: tmpl, Format: format})
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
 	}
 	run := CaseRun{FormatUsed: renderer.Format()}
-	res, err := agent.RunCase(ctx, b, agent.Case{
+	// runErr is the case's outcome: a failed generation keeps its error
+	// to the end, so the case is recorded as an error, never judged on
+	// the empty text of a request that did not happen.
+	res, runErr := agent.RunCase(ctx, b, agent.Case{
 		Model: cell.Model, Messages: c.Messages, Tools: c.Tools, Mode: backend.Mode(cell.Mode),
 		Constrained: d.Constrained, RequireCall: len(c.Expect.Calls) > 0, ConstrainMaxString: d.ConstrainMaxString,
 		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
@@ -56,7 +65,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	var parser Parser
 	if !d.Constrained {
 		if parser, err = NewParser(renderer.Format()); err != nil {
-			return run, err
+			return run, errors.Join(runErr, err)
 		}
 	}
 	for _, a := range res.Attempts {
@@ -72,10 +81,10 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 			// parser, and the errors stay attached to their calls.
 			var perr error
 			if ar.Lenient, perr = parser.Parse(a.Raw, c.Tools, false); perr != nil {
-				return run, perr
+				return run, errors.Join(runErr, perr)
 			}
 			if ar.Strict, perr = parser.Parse(a.Raw, c.Tools, true); perr != nil {
-				return run, perr
+				return run, errors.Join(runErr, perr)
 			}
 		} else {
 			// Constrained output is the agent's JSON call object; there is
@@ -85,7 +94,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		}
 		run.Attempts = append(run.Attempts, ar)
 	}
-	return run, err
+	return run, runErr
 }
 
 func fromAttempt(a agent.Attempt) ParseResult {
@@ -99,9 +108,11 @@ func fromAttempt(a agent.Attempt) ParseResult {
 	return p
 }
 
-func (d *AgentDriver) template(ctx context.Context, endpoint, model string) string {
+// template asks Template once per endpoint and model; an error is not
+// kept, so the next case asks again.
+func (d *AgentDriver) template(ctx context.Context, endpoint, model string) (string, error) {
 	if d.Template == nil {
-		return ""
+		return "", nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -110,9 +121,12 @@ func (d *AgentDriver) template(ctx context.Context, endpoint, model string) stri
 	}
 	key := endpoint + "\x00" + model
 	if t, ok := d.templates[key]; ok {
-		return t
+		return t, nil
 	}
-	t := d.Template(ctx, endpoint, model)
+	t, err := d.Template(ctx, endpoint, model)
+	if err != nil {
+		return "", err
+	}
 	d.templates[key] = t
-	return t
+	return t, nil
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +106,40 @@ func TestAgentDriverConstrained(t *testing.T) {
 			if len(a.Lenient.Calls) != 1 || a.Lenient.Calls[0].Name != "f" || len(a.Lenient.Errors) != 0 || len(a.SchemaErrors) != 0 {
 				t.Errorf("%s: lenient %+v schema %+v", c.ID, a.Lenient, a.SchemaErrors)
 			}
+		}
+	}
+}
+
+// failingBackend fails every generation the way a dead server does.
+type failingBackend struct{}
+
+func (failingBackend) Capabilities() backend.Capabilities {
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: true}
+}
+
+func (failingBackend) Generate(context.Context, backend.Request, func(string) error) (backend.Response, error) {
+	return backend.Response{}, &backend.Error{Kind: backend.KindUnreachable, Backend: "ollama", Err: errors.New("connection refused")}
+}
+
+// TestAgentDriverKeepsGenerationError is the regression test of a case
+// whose generation failed being judged as a missed call: the driver must
+// return the error, and the runner record the case as an error.
+func TestAgentDriverKeepsGenerationError(t *testing.T) {
+	suite := testSuite(t)
+	for _, constrained := range []bool{false, true} {
+		d := &AgentDriver{Backends: map[string]backend.Backend{"e": failingBackend{}}, Constrained: constrained}
+		cell := Cell{Model: "m", Format: "hermes", Mode: "raw"}
+		_, err := d.RunCase(context.Background(), "e", cell, suite.Cases[0])
+		if !errors.Is(err, backend.ErrUnreachable) {
+			t.Fatalf("constrained %v: RunCase error %v, want the backend's unreachable error", constrained, err)
+		}
+		recs, ok, err := runJob(context.Background(), d, "e", job{cell: cell, c: suite.Cases[0]})
+		if !ok || err == nil {
+			t.Fatalf("runJob ok %v err %v", ok, err)
+		}
+		last := recs[len(recs)-1]
+		if last.Verdict != VerdictError || last.Error == "" || !last.Final || last.Success {
+			t.Errorf("constrained %v: failed case recorded as %+v", constrained, last)
 		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/jsonerr"
 )
 
 // Parser reads one complete model output. The implementation over package
@@ -59,41 +61,79 @@ type CorpusOptions struct {
 	DefaultModel string
 }
 
+// CorpusResult is a scored corpus.
+type CorpusResult struct {
+	Records []Record
+	// Unreadable lists the input lines that were not a usable record
+	// (not JSON, no "raw", bad tools): each is also a Record with Error
+	// set, so reports count it, never a rate.
+	Unreadable []LineError
+	// NoCatalog counts records scored without any tool catalog (none of
+	// their own and no CorpusOptions.Tools): every call they make names an
+	// unknown tool.
+	NoCatalog int
+}
+
+// LineError is one unreadable input line.
+type LineError struct {
+	Line    int
+	Message string
+}
+
+// ErrNoRecords is returned (wrapped) by ScoreCorpus when the input has
+// lines but none of them is a record.
+var ErrNoRecords = errors.New("bench: no readable record")
+
 // ScoreCorpus parses each recorded output strictly and leniently and
 // judges it against its expectation. Each input line gives one Record
 // (Mode "recorded", Attempt 0, Final). A line that cannot be read gives a
-// record with Error set, never an aborted run; only a read failure of r
-// is an error.
-func ScoreCorpus(r io.Reader, opts CorpusOptions) ([]Record, error) {
+// record with Error set and is listed in Unreadable, never an aborted
+// run; an input whose every line is unreadable (a binary file, the wrong
+// file) is ErrNoRecords, and a read failure of r is an error.
+func ScoreCorpus(r io.Reader, opts CorpusOptions) (CorpusResult, error) {
+	var res CorpusResult
 	if opts.Parser == nil {
-		return nil, errors.New("bench: ScoreCorpus needs a parser")
+		return res, errors.New("bench: ScoreCorpus needs a parser")
 	}
 	model := opts.DefaultModel
 	if model == "" {
 		model = "unknown"
 	}
 	rd := bufio.NewReader(r)
-	var out []Record
 	for line := 1; ; line++ {
 		text, err := rd.ReadBytes('\n')
 		if len(bytes.TrimSpace(text)) > 0 {
-			out = append(out, scoreLine(text, line, model, opts))
+			rec, unreadable, noCatalog := scoreLine(text, line, model, opts)
+			res.Records = append(res.Records, rec)
+			if unreadable {
+				res.Unreadable = append(res.Unreadable, LineError{Line: line, Message: rec.Error})
+			}
+			if noCatalog {
+				res.NoCatalog++
+			}
 		}
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			break
 		}
 		if err != nil {
-			return out, fmt.Errorf("bench: reading records: %w", err)
+			return res, fmt.Errorf("bench: reading records: %w", err)
 		}
 	}
+	if n := len(res.Records); n > 0 && len(res.Unreadable) == n {
+		return res, fmt.Errorf("%w: none of the %d non-empty lines is a record (line %d: %s)", ErrNoRecords, n, res.Unreadable[0].Line,
+			strings.TrimPrefix(res.Unreadable[0].Message, fmt.Sprintf("input line %d: ", res.Unreadable[0].Line)))
+	}
+	return res, nil
 }
 
-func scoreLine(text []byte, line int, model string, opts CorpusOptions) Record {
-	rec := Record{ID: fmt.Sprintf("line-%d", line), Model: model, Format: opts.Format, Mode: "recorded", Final: true, Verdict: VerdictError}
+// scoreLine scores one input line; unreadable says the line was not a
+// usable record, noCatalog that it was scored without any tools.
+func scoreLine(text []byte, line int, model string, opts CorpusOptions) (rec Record, unreadable, noCatalog bool) {
+	rec = Record{ID: fmt.Sprintf("line-%d", line), Model: model, Format: opts.Format, Mode: "recorded", Final: true, Verdict: VerdictError}
 	var in CorpusRecord
 	if err := json.Unmarshal(text, &in); err != nil {
-		rec.Error = fmt.Sprintf("input line %d: %v", line, err)
-		return rec
+		rec.Error = fmt.Sprintf("input line %d: not a JSON record: %s", line, jsonerr.Describe(err))
+		return rec, true, false
 	}
 	if in.ID != "" {
 		rec.ID = in.ID
@@ -103,7 +143,7 @@ func scoreLine(text []byte, line int, model string, opts CorpusOptions) Record {
 	}
 	if in.Raw == nil {
 		rec.Error = fmt.Sprintf("input line %d: no \"raw\" field", line)
-		return rec
+		return rec, true, false
 	}
 	rec.Raw = *in.Raw
 	tools := opts.Tools
@@ -111,20 +151,21 @@ func scoreLine(text []byte, line int, model string, opts CorpusOptions) Record {
 		t, err := chat.ParseTools(in.Tools)
 		if err != nil {
 			rec.Error = fmt.Sprintf("input line %d: %v", line, err)
-			return rec
+			return rec, true, false
 		}
 		tools = t
 	}
+	noCatalog = len(tools) == 0
 	exp := Expectation{NoCall: in.ExpectNoCall, Calls: in.Expected, Ordered: in.Ordered, ExtraArgs: true}
 	rec.Expected, rec.ExpectNoCall = exp.Calls, exp.NoCall
 	var err error
 	if rec.Strict, err = opts.Parser.Parse(rec.Raw, tools, true); err != nil {
 		rec.Error = err.Error()
-		return rec
+		return rec, false, noCatalog
 	}
 	if rec.Lenient, err = opts.Parser.Parse(rec.Raw, tools, false); err != nil {
 		rec.Error = err.Error()
-		return rec
+		return rec, false, noCatalog
 	}
 	rec.FailureKind = rec.Lenient.FailureKind()
 	if opts.Validator != nil {
@@ -136,5 +177,5 @@ func scoreLine(text []byte, line int, model string, opts CorpusOptions) Record {
 	}
 	rec.Verdict = Judge(exp, rec.Lenient, len(rec.SchemaErrors) > 0)
 	rec.Success = rec.Verdict.Success()
-	return rec
+	return rec, false, noCatalog
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ func TestScoreShippedCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ScoreCorpus(f, CorpusOptions{Format: "auto", Parser: p, Validator: NewRegistryValidator()})
+	res, err := ScoreCorpus(f, CorpusOptions{Format: "auto", Parser: p, Validator: NewRegistryValidator()})
+	recs := res.Records
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +61,13 @@ func TestScoreCorpusBadLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ScoreCorpus(strings.NewReader(in), CorpusOptions{Format: "hermes", Parser: p, DefaultModel: "m1"})
+	res, err := ScoreCorpus(strings.NewReader(in), CorpusOptions{Format: "hermes", Parser: p, DefaultModel: "m1"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	recs := res.Records
+	if got := res.Unreadable; len(got) != 2 || got[0].Line != 2 || got[1].Line != 3 {
+		t.Errorf("unreadable lines %+v, want lines 2 and 3", got)
 	}
 	if len(recs) != 4 {
 		t.Fatalf("%d records", len(recs))
@@ -81,5 +87,27 @@ func TestScoreCorpusBadLines(t *testing.T) {
 		if r.ID != w.id || r.Model != w.model || r.Verdict != w.verdict || !strings.Contains(r.Error, w.err) || (w.err == "") != (r.Error == "") {
 			t.Errorf("record %d = %s/%s %s %q, want %+v", i, r.ID, r.Model, r.Verdict, r.Error, w)
 		}
+	}
+}
+
+// TestScoreCorpusNothingReadable checks that a file with no record in it
+// (a binary file, the wrong file) is an error, while an empty input is
+// an empty result and records without tools are counted.
+func TestScoreCorpusNothingReadable(t *testing.T) {
+	p, err := NewParser("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ScoreCorpus(strings.NewReader("\x00\x01\xff binary\n\x7fELF\n"), CorpusOptions{Format: "auto", Parser: p})
+	if !errors.Is(err, ErrNoRecords) || !strings.Contains(err.Error(), "none of the 2 non-empty lines is a record (line 1: not a JSON record") {
+		t.Errorf("garbage: %v", err)
+	}
+	res, err := ScoreCorpus(strings.NewReader("\n\n"), CorpusOptions{Format: "auto", Parser: p})
+	if err != nil || len(res.Records) != 0 {
+		t.Errorf("empty: %d records, %v", len(res.Records), err)
+	}
+	res, err = ScoreCorpus(strings.NewReader(`{"raw":"<tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"}`), CorpusOptions{Format: "auto", Parser: p})
+	if err != nil || res.NoCatalog != 1 {
+		t.Errorf("no catalog: counted %d, %v", res.NoCatalog, err)
 	}
 }

@@ -55,6 +55,15 @@ func (p *ProgressPrinter) Update(pr Progress) {
 		interval = 5 * time.Second
 	}
 	t := now()
+	if !finished && pr.Done == 0 && pr.Skipped == 0 {
+		// The starting state of a fresh run says nothing yet; it starts the
+		// interval, so a run that fails at once (a dead server) ends with
+		// its error line alone.
+		if p.last.IsZero() {
+			p.last = t
+		}
+		return
+	}
 	if !finished && !p.last.IsZero() && t.Sub(p.last) < interval {
 		return
 	}

@@ -10,6 +10,8 @@ func TestProgressPrinter(t *testing.T) {
 	var b strings.Builder
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := &ProgressPrinter{W: &b, Interval: 5 * time.Second, Now: func() time.Time { return clock }}
+	p.Update(Progress{Total: 10}) // the starting state: silent, starts the interval
+	clock = clock.Add(5 * time.Second)
 	p.Update(Progress{Total: 10, Done: 1, Failed: 1, Elapsed: time.Second})
 	clock = clock.Add(time.Second)
 	p.Update(Progress{Total: 10, Done: 2, Elapsed: 2 * time.Second}) // within the interval: silent
@@ -33,5 +35,24 @@ func TestProgressPrinter(t *testing.T) {
 	out := b.String()
 	if !strings.HasPrefix(out, "\r███████████████░░░░░░░░░░░░░░░ 2/4") || !strings.HasSuffix(out, "\n") || strings.Count(out, "\r") != 2 {
 		t.Errorf("terminal output %q", out)
+	}
+}
+
+// TestProgressPrinterFailsAtOnce: a run whose first case fails and stops
+// (a dead server) prints no progress line before its error.
+func TestProgressPrinterFailsAtOnce(t *testing.T) {
+	var b strings.Builder
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &ProgressPrinter{W: &b, Now: func() time.Time { return clock }}
+	p.Update(Progress{Total: 16})
+	clock = clock.Add(10 * time.Millisecond)
+	p.Update(Progress{Total: 16, Done: 1, Errors: 1, Elapsed: 10 * time.Millisecond})
+	if b.Len() != 0 {
+		t.Errorf("printed %q", b.String())
+	}
+	p = &ProgressPrinter{W: &b, Now: func() time.Time { return clock }}
+	p.Update(Progress{Total: 16, Skipped: 3}) // a resumed start says what it skipped
+	if !strings.Contains(b.String(), "3/16 cases done (3 resumed)") {
+		t.Errorf("resumed start: %q", b.String())
 	}
 }

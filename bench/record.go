@@ -98,7 +98,9 @@ type ResultsWriter struct {
 }
 
 // OpenResults opens DIR/results.jsonl for appending. With resume it keeps
-// the records already there (cutting a torn last line) and returns them;
+// the records of the cases already measured there (cutting a torn last
+// line, dropping cases that ended in an error so they run again) and
+// returns them;
 // without resume an existing non-empty file is an error rather than being
 // overwritten.
 func OpenResults(dir string, resume bool) (*ResultsWriter, []Record, error) {
@@ -120,10 +122,12 @@ func OpenResults(dir string, resume bool) (*ResultsWriter, []Record, error) {
 				return nil, nil, fmt.Errorf("bench: cutting the torn last line of %s: %w", path, err)
 			}
 		}
-		kept = completeCases(recs)
+		kept = measuredCases(recs)
 		if len(kept) != len(recs) {
-			// Records of a case without its final record cannot happen with
-			// WriteCase; rewrite without them rather than duplicate them.
+			// Cases that ended in an error run again (an error is not a
+			// measurement), and records of a case without its final record
+			// cannot happen with WriteCase: rewrite without both rather
+			// than duplicate them.
 			if err := rewrite(path, kept); err != nil {
 				return nil, nil, err
 			}
@@ -209,11 +213,12 @@ func readResults(path string) ([]Record, int64, error) {
 	}
 }
 
-// completeCases keeps the records of cases that have a final record.
-func completeCases(recs []Record) []Record {
+// measuredCases keeps the records of cases that have a final record
+// without an error.
+func measuredCases(recs []Record) []Record {
 	final := map[Key]bool{}
 	for _, r := range recs {
-		if r.Final {
+		if r.Final && r.Error == "" {
 			final[r.Key()] = true
 		}
 	}

@@ -29,7 +29,7 @@ func TestResultsCarryReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	d := &AgentDriver{Backends: map[string]backend.Backend{srv.URL: c}, Template: func(context.Context, string, string) string { return "qwen2.5" }}
+	d := &AgentDriver{Backends: map[string]backend.Backend{srv.URL: c}, Template: func(context.Context, string, string) (string, error) { return "qwen2.5", nil }}
 	if _, err := Run(context.Background(), RunConfig{Suite: testSuite(t), Cells: cells, Repeats: 1, Driver: d, Out: dir,
 		Endpoints: []Endpoint{{URL: srv.URL, Concurrency: 1}}}); err != nil {
 		t.Fatal(err)

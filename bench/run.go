@@ -4,8 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolharness/toolharness/internal/reach"
+	"github.com/toolharness/toolharness/parse"
+	"github.com/toolharness/toolharness/render"
 )
 
 // Cell is one point of the run matrix.
@@ -97,9 +103,32 @@ type RunResult struct {
 	Records []Record // every record in the results file, old and new
 	Done    int      // cases finished in this invocation
 	Skipped int      // cases already in the file (resume)
+	// Errors counts the cases of this invocation that ended in a harness
+	// or server error (recorded with verdict error, left out of rates).
+	Errors int
+	// NotRun counts the cases that did not run: ctx ended, or every
+	// endpoint stopped.
+	NotRun int
 	// Interrupted is true when ctx ended before every case ran; the
 	// finished cases are in the file, the rest run on --resume.
 	Interrupted bool
+	// Stopped lists the endpoints that stopped taking cases because the
+	// server could not be reached, in the order they stopped.
+	Stopped []EndpointStop
+}
+
+// EndpointStop says why an endpoint stopped taking cases.
+type EndpointStop struct {
+	URL string
+	// Err is the one-line reason (a *reach.Error).
+	Err error
+	// After counts the cases the endpoint finished before it stopped,
+	// the failed one included.
+	After int
+}
+
+func (s EndpointStop) Error() string {
+	return fmt.Sprintf("%v (endpoint stopped after %d case(s))", s.Err, s.After)
 }
 
 type job struct {
@@ -114,46 +143,36 @@ type job struct {
 // records are written and fsynced together when it finishes. When ctx
 // ends, running cases are abandoned unwritten and Run returns what is in
 // the file with Interrupted set, so a later Resume runs exactly the
-// missing cases.
+// missing cases. A case whose server cannot be reached is recorded as an
+// error and stops its endpoint (a dead server would otherwise turn every
+// remaining case into an error record); the other endpoints go on, and
+// the cases left when all have stopped are counted in NotRun.
 func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {
 	var res RunResult
 	if cfg.Driver == nil || len(cfg.Endpoints) == 0 || len(cfg.Cells) == 0 || len(cfg.Suite.Cases) == 0 {
 		return res, errors.New("bench: run needs a driver, endpoints, cells and cases")
 	}
-	repeats := max(cfg.Repeats, 1)
 	w, kept, err := OpenResults(cfg.Out, cfg.Resume)
 	if err != nil {
 		return res, err
 	}
 	defer w.Close()
-	done := map[Key]bool{}
-	for _, r := range kept {
-		if r.Final {
-			done[r.Key()] = true
-		}
+	jobs, total, skipped := plan(cfg, kept)
+	res.Skipped = skipped
+	// Every job is queued up front, so a worker that stops leaves its
+	// share to the others without a feeder to unblock.
+	queue := make(chan job, len(jobs))
+	for _, j := range jobs {
+		queue <- j
 	}
-	var jobs []job
-	total := 0
-	for _, cell := range cfg.Cells {
-		for rep := 0; rep < repeats; rep++ {
-			for _, c := range cfg.Suite.Cases {
-				total++
-				k := Key{Model: cell.Model, Format: cell.Format, Mode: cell.Mode, ID: c.ID, Repeat: rep}
-				if done[k] {
-					res.Skipped++
-					continue
-				}
-				jobs = append(jobs, job{cell: cell, c: c, repeat: rep})
-			}
-		}
-	}
-	queue := make(chan job)
+	close(queue)
 	var (
 		mu       sync.Mutex
 		records  = kept
 		writeErr error
 		prog     = Progress{Total: total, Skipped: res.Skipped, Endpoint: map[string]int{}}
 		start    = time.Now()
+		stopped  = map[string]bool{}
 	)
 	if cfg.Progress != nil {
 		// The starting state, so a resumed run shows what it skipped.
@@ -161,14 +180,23 @@ func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	isStopped := func(url string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return stopped[url]
+	}
 	var wg sync.WaitGroup
 	for _, ep := range cfg.Endpoints {
 		for i := 0; i < max(ep.Concurrency, 1); i++ {
 			wg.Add(1)
 			go func(url string) {
 				defer wg.Done()
-				for j := range queue {
-					recs, ok := runJob(runCtx, cfg.Driver, url, j)
+				for !isStopped(url) && runCtx.Err() == nil {
+					j, more := <-queue
+					if !more {
+						return
+					}
+					recs, ok, runErr := runJob(runCtx, cfg.Driver, url, j)
 					if !ok {
 						continue // canceled mid-case: not written, runs again on resume
 					}
@@ -189,6 +217,10 @@ func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {
 					if recs[len(recs)-1].Error != "" {
 						prog.Errors++
 					}
+					if re := reach.FromError(runErr, "", url); re != nil && !stopped[url] {
+						stopped[url] = true
+						res.Stopped = append(res.Stopped, EndpointStop{URL: url, Err: re, After: prog.Endpoint[url]})
+					}
 					prog.Elapsed = time.Since(start)
 					if cfg.Progress != nil {
 						snapshot := prog
@@ -200,22 +232,38 @@ func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {
 			}(ep.URL)
 		}
 	}
-feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-runCtx.Done():
-			break feed
-		}
-	}
-	close(queue)
 	wg.Wait()
-	res.Records, res.Done = records, prog.Done
-	res.Interrupted = res.Done+res.Skipped < total
+	res.Records, res.Done, res.Errors = records, prog.Done, prog.Errors
+	res.NotRun = total - res.Done - res.Skipped
+	res.Interrupted = ctx.Err() != nil && res.NotRun > 0
 	if writeErr != nil {
 		return res, writeErr
 	}
 	return res, nil
+}
+
+// plan lists the jobs of the matrix that are not already final in kept.
+func plan(cfg RunConfig, kept []Record) (jobs []job, total, skipped int) {
+	done := map[Key]bool{}
+	for _, r := range kept {
+		if r.Final {
+			done[r.Key()] = true
+		}
+	}
+	for _, cell := range cfg.Cells {
+		for rep := 0; rep < max(cfg.Repeats, 1); rep++ {
+			for _, c := range cfg.Suite.Cases {
+				total++
+				k := Key{Model: cell.Model, Format: cell.Format, Mode: cell.Mode, ID: c.ID, Repeat: rep}
+				if done[k] {
+					skipped++
+					continue
+				}
+				jobs = append(jobs, job{cell: cell, c: c, repeat: rep})
+			}
+		}
+	}
+	return jobs, total, skipped
 }
 
 func copyCounts(m map[string]int) map[string]int {
@@ -226,15 +274,16 @@ func copyCounts(m map[string]int) map[string]int {
 	return out
 }
 
-// runJob runs one case and turns it into records; ok is false when the
-// run was canceled before the case finished.
-func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bool) {
+// runJob runs one case and turns it into records, returning the driver's
+// error too; ok is false when the run was canceled before the case
+// finished.
+func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bool, error) {
 	if ctx.Err() != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	run, err := d.RunCase(ctx, endpoint, j.cell, j.c)
 	if ctx.Err() != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	base := Record{
 		ID: j.c.ID, Model: j.cell.Model, Format: j.cell.Format, Mode: j.cell.Mode, Category: j.c.Category,
@@ -268,23 +317,66 @@ func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bo
 	last.Final = true
 	last.Retries = last.Attempt
 	last.Success = last.Error == "" && last.Verdict.Success()
-	return recs, true
+	return recs, true, err
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// ParseCells builds the matrix of models × formats × modes.
+// Formats are the formats a cell may name besides "auto": those a prompt
+// can be written in (render.Formats) and read back from (parse.Formats).
+func Formats() []string {
+	var out []string
+	for _, f := range parse.Formats() {
+		if f != "auto" && slices.Contains(render.Formats(), f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ParseCells builds the matrix of models × formats × modes. Every value is
+// checked before anything runs: a format must be "auto" or one of
+// Formats(), a mode raw or chat, and no value may be given twice.
 func ParseCells(models, formats, modes []string) ([]Cell, error) {
 	if len(models) == 0 || len(formats) == 0 || len(modes) == 0 {
 		return nil, errors.New("bench: give at least one model, format and mode")
+	}
+	known := append(Formats(), "auto")
+	checks := []struct {
+		flag string
+		vals []string
+		ok   func(string) error
+	}{
+		{"--models", models, func(string) error { return nil }},
+		{"--formats", formats, func(f string) error {
+			if f == "auto" || slices.Contains(known, f) {
+				return nil
+			}
+			return fmt.Errorf("bench: --formats %q: want one of %s", f, strings.Join(known, ", "))
+		}},
+		{"--modes", modes, func(m string) error {
+			if m == "raw" || m == "chat" {
+				return nil
+			}
+			return fmt.Errorf("bench: --modes %q: want raw or chat", m)
+		}},
+	}
+	for _, c := range checks {
+		seen := map[string]bool{}
+		for _, v := range c.vals {
+			if err := c.ok(v); err != nil {
+				return nil, err
+			}
+			if seen[v] {
+				return nil, fmt.Errorf("bench: %s: %q given twice", c.flag, v)
+			}
+			seen[v] = true
+		}
 	}
 	var cells []Cell
 	for _, m := range models {
 		for _, f := range formats {
 			for _, mode := range modes {
-				if mode != "raw" && mode != "chat" {
-					return nil, fmt.Errorf("bench: mode %q: want raw or chat", mode)
-				}
 				cells = append(cells, Cell{Model: m, Format: f, Mode: mode})
 			}
 		}

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/internal/reach/reachtest"
 )
 
 // scriptDriver answers every case by rule, so the runner's bookkeeping
@@ -208,11 +213,96 @@ func TestParseCells(t *testing.T) {
 	if err != nil || len(cells) != 8 || cells[0] != (Cell{"a", "hermes", "raw"}) {
 		t.Errorf("cells %v err %v", cells, err)
 	}
-	if _, err := ParseCells([]string{"a"}, []string{"x"}, []string{"bogus"}); err == nil {
-		t.Error("bad mode accepted")
+	bad := []struct {
+		name                  string
+		models, formats, mode []string
+		want                  string
+	}{
+		{"bad mode", []string{"a"}, []string{"hermes"}, []string{"bogus"}, `bench: --modes "bogus": want raw or chat`},
+		{"bad format", []string{"a"}, []string{"hermes", "nope"}, []string{"raw"}, `bench: --formats "nope": want one of `},
+		{"twice", []string{"a", "a"}, []string{"hermes"}, []string{"raw"}, `bench: --models: "a" given twice`},
+		{"no model", nil, []string{"hermes"}, []string{"raw"}, "bench: give at least one model, format and mode"},
 	}
-	if _, err := ParseCells(nil, []string{"x"}, []string{"raw"}); err == nil {
-		t.Error("no model accepted")
+	for _, tt := range bad {
+		if _, err := ParseCells(tt.models, tt.formats, tt.mode); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want %q…", tt.name, err, tt.want)
+		}
+	}
+}
+
+// deadDriver fails every case on endpoints in dead as a backend that
+// cannot connect would, and runs the others as scriptDriver does.
+type deadDriver struct {
+	scriptDriver
+	dead map[string]bool
+}
+
+func (d *deadDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c Case) (CaseRun, error) {
+	if d.dead[endpoint] {
+		d.calls.Add(1)
+		_, err := http.Get(endpoint)
+		if err == nil {
+			return CaseRun{}, errors.New("the dead endpoint answered")
+		}
+		return CaseRun{FormatUsed: cell.Format}, &backend.Error{Kind: backend.KindUnreachable, Backend: "ollama", Err: err}
+	}
+	return d.scriptDriver.RunCase(ctx, endpoint, cell, c)
+}
+
+// TestRunStopsDeadEndpoint checks that a server that cannot be reached is
+// one error case and a stopped endpoint, not a column of measurements:
+// alone, the rest of the run does not happen; beside a live endpoint, the
+// live one runs everything else; on resume the error case runs again.
+func TestRunStopsDeadEndpoint(t *testing.T) {
+	suite := testSuite(t)
+	cells, _ := ParseCells([]string{"m"}, []string{"hermes", "xml"}, []string{"raw"})
+	total := len(cells) * len(suite.Cases)
+	dead := reachtest.DeadURL(t)
+
+	dir := t.TempDir()
+	d := &deadDriver{dead: map[string]bool{dead: true}}
+	res, err := Run(context.Background(), RunConfig{Suite: suite, Cells: cells, Driver: d, Out: dir,
+		Endpoints: []Endpoint{{URL: dead, Concurrency: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done != 1 || res.Errors != 1 || res.NotRun != total-1 || res.Interrupted || len(res.Stopped) != 1 {
+		t.Fatalf("dead alone: done %d errors %d not run %d interrupted %v stopped %v", res.Done, res.Errors, res.NotRun, res.Interrupted, res.Stopped)
+	}
+	if want := "cannot reach Ollama at " + dead + ": connection refused (endpoint stopped after 1 case(s))"; res.Stopped[0].Error() != want {
+		t.Errorf("stop line %q, want %q", res.Stopped[0].Error(), want)
+	}
+	if r := res.Records[0]; r.Verdict != VerdictError || !strings.Contains(r.Error, "unreachable") || r.Success {
+		t.Errorf("the failed case is recorded as %+v", r)
+	}
+	g := Summarize(res.Records).Groups[0]
+	if g.Errors != 1 || g.LenientFailure.Measured() || g.MissedCall.Measured() || g.FirstTry.Measured() {
+		t.Errorf("an error case was measured: %+v", g)
+	}
+
+	// Resume beside a live endpoint: the error case runs again, once.
+	d2 := &deadDriver{dead: map[string]bool{dead: true}}
+	res2, err := Run(context.Background(), RunConfig{Suite: suite, Cells: cells, Driver: d2, Out: dir, Resume: true,
+		Endpoints: []Endpoint{{URL: dead, Concurrency: 1}, {URL: "http://live", Concurrency: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Skipped != 0 || res2.NotRun != 0 || len(res2.Stopped) != 1 || res2.Done != total {
+		t.Fatalf("resume: skipped %d not run %d stopped %v done %d", res2.Skipped, res2.NotRun, res2.Stopped, res2.Done)
+	}
+	recs, err := ReadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOncePerCase(t, recs, total)
+	errs := 0
+	for _, r := range recs {
+		if r.Error != "" {
+			errs++
+		}
+	}
+	if errs != res2.Errors || errs > 1 {
+		t.Errorf("%d error records after resume, run says %d", errs, res2.Errors)
 	}
 }
 

@@ -3,11 +3,13 @@ package parse
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/model/parsers"
+	"github.com/toolharness/toolharness/chat"
 )
 
 // benchInput builds about size bytes of model output in format: prose
@@ -46,7 +48,10 @@ func chunksOf(s string, n int) []string {
 }
 
 func benchOurs(b *testing.B, format, in string, chunk int) {
-	tools := corpusTools(b, "mikeveerman_raw.jsonl")
+	benchParser(b, format, in, chunk, corpusTools(b, "mikeveerman_raw.jsonl"))
+}
+
+func benchParser(b *testing.B, format, in string, chunk int, tools []chat.Tool) {
 	p, err := New(format, Options{Tools: tools})
 	if err != nil {
 		b.Fatal(err)
@@ -79,20 +84,20 @@ func benchOurs(b *testing.B, format, in string, chunk int) {
 	}
 }
 
-func ollamaTools(b *testing.B) []api.Tool {
-	data, err := json.Marshal(corpusTools(b, "mikeveerman_raw.jsonl"))
+func ollamaTools(b *testing.B, tools []chat.Tool) []api.Tool {
+	data, err := json.Marshal(tools)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var tools []api.Tool
-	if err := json.Unmarshal(data, &tools); err != nil {
+	var out []api.Tool
+	if err := json.Unmarshal(data, &out); err != nil {
 		b.Fatal(err)
 	}
-	return tools
+	return out
 }
 
-func benchOllama(b *testing.B, name, in string, chunk int) {
-	tools := ollamaTools(b)
+func benchOllamaTools(b *testing.B, name, in string, chunk int, ours []chat.Tool) {
+	tools := ollamaTools(b, ours)
 	if chunk <= 0 {
 		chunk = len(in)
 	}
@@ -137,18 +142,58 @@ func reportCPU(b *testing.B, cpu0 int64, size int) {
 	b.ReportMetric(float64(size)/perOp*1e9/1e6, "cpu-MB/s")
 }
 
+// denseCalls is the number of calls of the call-dense inputs.
+const denseCalls = 2000
+
+// denseInput is output that is all calls: denseCalls calls back to back,
+// with the arguments real agents pass (a path, a count, a flag, a list),
+// varied so that no two calls are the same bytes.
+func denseInput(format string) string {
+	var b strings.Builder
+	for i := range denseCalls {
+		path := "src/pkg" + strconv.Itoa(i%37) + "/file_" + strconv.Itoa(i) + ".go"
+		switch format {
+		case "hermes":
+			b.WriteString(`<tool_call>
+{"name": "read_file", "arguments": {"path": "` + path + `", "limit": ` + strconv.Itoa(10+i%90) + `, "follow": true, "tags": ["a", "b` + strconv.Itoa(i%5) + `"]}}
+</tool_call>
+`)
+		case "qwen3-coder":
+			b.WriteString("<tool_call>\n<function=read_file>\n<parameter=path>\n" + path +
+				"\n</parameter>\n<parameter=limit>\n" + strconv.Itoa(10+i%90) +
+				"\n</parameter>\n<parameter=follow>\ntrue\n</parameter>\n<parameter=tags>\n[\"a\", \"b" + strconv.Itoa(i%5) +
+				"\"]\n</parameter>\n</function>\n</tool_call>\n")
+		}
+	}
+	return b.String()
+}
+
+// denseTools is the catalog of the call-dense inputs.
+var denseTools = `[{"name":"read_file","description":"Read a file.","parameters":{"type":"object","properties":{
+ "path":{"type":"string"},"limit":{"type":"integer"},"follow":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string"}}},"required":["path"]}}]`
+
 // BenchmarkVsOllama runs Ollama's qwen3 and qwen3-coder parsers and ours
-// on the same ~180 KB inputs, in 4-byte chunks and whole.
+// on the same inputs in the same run, in 4-byte chunks and whole: ~180 KB
+// of corpus prose with a call after each paragraph, and (dense) 2,000
+// calls back to back, where the per-call path is what costs.
 func BenchmarkVsOllama(b *testing.B) {
 	for _, c := range []struct{ ours, ollama string }{{"hermes", "qwen3"}, {"qwen3-coder", "qwen3-coder"}} {
-		in := benchInput(b, c.ours, benchSize)
-		for _, chunk := range []int{4, 0} {
-			name := "chunk4"
-			if chunk == 0 {
-				name = "whole"
+		inputs := []struct {
+			name, text string
+			tools      []chat.Tool
+		}{
+			{"", benchInput(b, c.ours, benchSize), corpusTools(b, "mikeveerman_raw.jsonl")},
+			{"dense/", denseInput(c.ours), mustTools(denseTools)},
+		}
+		for _, in := range inputs {
+			for _, chunk := range []int{4, 0} {
+				name := "chunk4"
+				if chunk == 0 {
+					name = "whole"
+				}
+				b.Run("ours/"+c.ours+"/"+in.name+name, func(b *testing.B) { benchParser(b, c.ours, in.text, chunk, in.tools) })
+				b.Run("ollama/"+c.ollama+"/"+in.name+name, func(b *testing.B) { benchOllamaTools(b, c.ollama, in.text, chunk, in.tools) })
 			}
-			b.Run("ours/"+c.ours+"/"+name, func(b *testing.B) { benchOurs(b, c.ours, in, chunk) })
-			b.Run("ollama/"+c.ollama+"/"+name, func(b *testing.B) { benchOllama(b, c.ollama, in, chunk) })
 		}
 	}
 }

@@ -56,6 +56,9 @@ type block struct {
 	startSent, earlyDone      bool
 	// nameMissed: scanName has looked for the name and not found it.
 	nameMissed bool
+	// nameFrom is where scanName's next look at a JSON call starts
+	// (jsonNameFrom).
+	nameFrom int
 }
 
 // hasNameEnd reports whether s holds a byte that ends a tool name scanName
@@ -108,16 +111,18 @@ func (b *block) advance(old int, eof bool) (status, int) {
 		if b.phase == 1 {
 			return b.trailer(eof)
 		}
-		if b.op.kind == kTag && b.op.reopen && (b.op.dec == dJSON || b.op.dec == dToolCall) && b.jmode != 2 {
+		if b.op.kind == kTag && b.op.reopen && b.op.closer != "" && b.jsonContent() && b.jmode != 2 {
 			if st, end, ok := b.jsonInTag(eof); ok {
 				return st, end
 			}
 		}
 		closer := b.op.closer
-		from := max(b.vstart, old-len(closer)+1)
-		k := bytes.Index(b.buf[from:], b.op.closerB)
-		if k >= 0 {
-			k += from
+		k := -1
+		if closer != "" {
+			from := max(b.vstart, old-len(closer)+1)
+			if k = bytes.Index(b.buf[from:], b.op.closerB); k >= 0 {
+				k += from
+			}
 		}
 		if b.op.reopen {
 			m := b.op.marker
@@ -141,14 +146,30 @@ func (b *block) advance(old int, eof bool) (status, int) {
 		}
 		return stMore, 0
 	default: // kValue, kBracket, kPrefix
-		if b.phase == 1 {
+		switch b.phase {
+		case 1:
 			return b.trailer(eof)
+		case 2:
+			if st, end, ok := b.nextValue(eof); ok {
+				return st, end
+			}
 		}
 		if b.vpos < b.vstart {
 			b.vpos = b.vstart
 		}
-		if end := b.track(); end >= 0 {
+		for {
+			end := b.track()
+			if end < 0 {
+				break
+			}
 			b.vend, b.closed = end, true
+			if b.op.multi {
+				b.phase = 2
+				if st, end, ok := b.nextValue(eof); ok {
+					return st, end
+				}
+				continue
+			}
 			if b.op.trailer != "" {
 				b.phase = 1
 				return b.trailer(eof)
@@ -161,6 +182,54 @@ func (b *block) advance(old int, eof bool) (status, int) {
 		}
 		return stMore, 0
 	}
+}
+
+// jsonContent: the block's calls are JSON values (so that what follows
+// the value tells whether the closing marker was left out).
+func (b *block) jsonContent() bool {
+	switch b.op.dec {
+	case dJSON, dToolCall:
+		return true
+	case dSyntax:
+		return !b.op.section && (b.op.syn.Body == BodyJSON || b.op.syn.Body == BodyJSONList)
+	}
+	return false
+}
+
+// nextValue decides, after a value of a multi block, whether another
+// follows.
+func (b *block) nextValue(eof bool) (status, int, bool) {
+	if b.op.kind == kBare {
+		if b.sub != dPythonic {
+			return stDone, b.vend, true
+		}
+		return b.anotherBare(eof)
+	}
+	return b.another(eof)
+}
+
+// another decides, after a value of a multi block, whether one more
+// value follows (only whitespace or a comma between): ok is false when
+// one does and tracking goes on from it.
+func (b *block) another(eof bool) (status, int, bool) {
+	j := skipWS(b.buf, b.vend)
+	if j < len(b.buf) && b.buf[j] == ',' {
+		j = skipWS(b.buf, j+1)
+	}
+	if j-b.vend > 64 {
+		return stDone, b.vend, true
+	}
+	if j >= len(b.buf) {
+		if eof {
+			return stDone, b.vend, true
+		}
+		return stMore, 0, true
+	}
+	if c := b.buf[j]; c != '{' && c != '[' {
+		return stDone, b.vend, true
+	}
+	b.phase, b.vpos, b.depth, b.closed = 0, j, 0, false
+	return 0, 0, false
 }
 
 // jsonInTag handles a lenient tag block whose content is a JSON value:
@@ -258,6 +327,12 @@ func (b *block) track() int {
 				b.esc = true
 			case c == b.quote:
 				b.quote = 0
+				if b.depth == 0 {
+					// A string value (arguments written as a
+					// JSON string) ends with its quote.
+					b.vpos = i + 1
+					return i + 1
+				}
 			}
 			continue
 		}

@@ -14,14 +14,17 @@ var callKeys = map[string]bool{
 // block can hold a call. The answer depends only on the bytes, never on
 // how they were chunked.
 func (b *block) confirm(eof bool) verdict {
-	v := b.confirm1()
+	v := b.confirm1(eof)
 	if v == vMore && eof {
 		return vNo
 	}
 	return v
 }
 
-func (b *block) confirm1() verdict {
+func (b *block) confirm1(eof bool) verdict {
+	if b.op.syn != nil {
+		return b.confirmSyntax(eof)
+	}
 	buf, m := b.buf, b.op.marker
 	switch b.op.kind {
 	case kTag:
@@ -63,6 +66,8 @@ func (b *block) confirm1() verdict {
 		return b.fence()
 	case kHarmony:
 		return b.harmony()
+	case kBare:
+		return b.confirmBare(eof)
 	}
 	return vNo
 }
@@ -120,6 +125,10 @@ func (b *block) bracket(i int, jsonOnly bool) verdict {
 	if jsonOnly {
 		return vNo
 	}
+	if q := buf[j]; q == '\'' || q == '"' {
+		// ['f(a=1)']: a call quoted as a string.
+		j++
+	}
 	v, name := identParen(buf, j)
 	if v == vYes {
 		b.sub, b.name = dPythonic, name
@@ -136,11 +145,26 @@ func identParen(buf []byte, j int) (verdict, string) {
 		return vNo, ""
 	}
 	k := j
-	for k < len(buf) && (isIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	escaped := false
+	for k < len(buf) {
 		if k-j > 64 {
 			return vNo, ""
 		}
-		k++
+		if c := buf[k]; isIdentByte(c) || c == '.' || c == '-' {
+			k++
+			continue
+		}
+		// calculate\_BMI: Markdown-escaped underscores (Mistral
+		// medium, Mixtral); the decoder records the repair.
+		if buf[k] == '\\' && k > j && (k+1 >= len(buf) || buf[k+1] == '_') {
+			if k+1 >= len(buf) {
+				return vMore, ""
+			}
+			escaped = true
+			k += 2
+			continue
+		}
+		break
 	}
 	e := k
 	for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t') {
@@ -152,7 +176,8 @@ func identParen(buf []byte, j int) (verdict, string) {
 	if buf[k] != '(' {
 		return vNo, ""
 	}
-	return vYes, string(buf[j:e])
+	name, _ := unescapeName(string(buf[j:e]), escaped)
+	return vYes, name
 }
 
 var fenceLabels = map[string]bool{"": true, "json": true, "tool_call": true, "tool_calls": true, "tool_code": true, "jsonc": true}
@@ -294,13 +319,18 @@ func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 		name, ok = qwenName(w)
 	case dToolCall:
 		j := skipWS(w, 0)
-		if j < len(w) && w[j] == '<' {
+		switch {
+		case j < len(w) && w[j] == '<':
 			name, ok = qwenName(w)
-		} else {
-			name, ok = jsonName(w)
+		case j < len(w) && w[j] != '{' && w[j] != '[':
+			name, ok = glmName(w[j:])
+		default:
+			name, ok, b.nameFrom = jsonNameFrom(w, min(b.nameFrom, len(w)))
 		}
 	case dJSON, dMistral, dFence:
-		name, ok = jsonName(w)
+		name, ok, b.nameFrom = jsonNameFrom(w, min(b.nameFrom, len(w)))
+	case dSyntax:
+		name, ok = b.op.syn.syntaxName(w, b.op.section)
 	}
 	if !ok {
 		return "", false
@@ -314,11 +344,18 @@ func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 var nameKey = []byte(`"name"`)
 
 func jsonName(w []byte) ([]byte, bool) {
-	from := 0
+	name, ok, _ := jsonNameFrom(w, 0)
+	return name, ok
+}
+
+// jsonNameFrom is jsonName searching from w[from:]; resume is where a
+// search of a longer w (same prefix) must start to give the same answer,
+// so that looking again as a block streams does not rescan its start.
+func jsonNameFrom(w []byte, from int) (name []byte, ok bool, resume int) {
 	for {
 		k := bytes.Index(w[from:], nameKey)
 		if k < 0 {
-			return nil, false
+			return nil, false, max(from, len(w)-len(nameKey)+1)
 		}
 		k += from
 		from = k + 1
@@ -327,14 +364,14 @@ func jsonName(w []byte) ([]byte, bool) {
 		}
 		j := skipWS(w, k+len(nameKey))
 		if j >= len(w) {
-			return nil, false
+			return nil, false, k
 		}
 		if w[j] != ':' {
 			continue
 		}
 		j = skipWS(w, j+1)
 		if j >= len(w) {
-			return nil, false
+			return nil, false, k
 		}
 		if w[j] != '"' {
 			continue
@@ -344,12 +381,12 @@ func jsonName(w []byte) ([]byte, bool) {
 			e++
 		}
 		if e >= len(w) {
-			return nil, false
+			return nil, false, k
 		}
 		if w[e] != '"' || e == j+1 {
 			continue
 		}
-		return w[j+1 : e], true
+		return w[j+1 : e], true, k
 	}
 }
 
@@ -380,4 +417,26 @@ func attrName(w, prefix []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return s[1 : 1+e], true
+}
+
+var argKeyTag = []byte("<arg_key>")
+
+// glmName reads the name of a GLM-4.5 call, `name` then whitespace or
+// <arg_key>, at the start of w; found, it stays the same in every longer w.
+func glmName(w []byte) ([]byte, bool) {
+	k := 0
+	for k < len(w) && isNameByte(w[k]) && w[k] != ':' && w[k] != '/' {
+		if k > 64 {
+			return nil, false
+		}
+		k++
+	}
+	if k == 0 {
+		return nil, false
+	}
+	j := skipWS(w, k)
+	if len(w)-j < len(argKeyTag) || !bytes.HasPrefix(w[j:], argKeyTag) {
+		return nil, false
+	}
+	return w[:k], true
 }

@@ -14,9 +14,27 @@ var argKeys = []string{"arguments", "parameters", "args", "input", "params"}
 // native is the format's own arguments key; arrayNative says a list of
 // calls is the format's own syntax (mistral) rather than a repair.
 func (p *Parser) decodeJSON(content string, base int, native string, arrayNative bool) ([]dcall, *Error) {
+	return p.decodeJSONKeys(content, base, objectKeys{name: "name", args: native}, arrayNative)
+}
+
+// objectKeys are the keys a format's call object names the tool and its
+// arguments with ("name"/"arguments", "tool_name"/"parameters", …).
+type objectKeys struct{ name, args string }
+
+func (p *Parser) decodeJSONKeys(content string, base int, keys objectKeys, arrayNative bool) ([]dcall, *Error) {
+	if c, ok := p.fastCall(content, keys); ok {
+		// The slice is only read until the block's events are out.
+		p.scratch = append(p.scratch[:0], c)
+		return p.scratch, nil
+	}
+	return p.decodeJSONSlow(content, base, keys, arrayNative)
+}
+
+// decodeJSONSlow reads call objects through relaxed, with every repair.
+func (p *Parser) decodeJSONSlow(content string, base int, keys objectKeys, arrayNative bool) ([]dcall, *Error) {
 	strict := p.opts.Strict
 	if !strict {
-		if calls, ok := p.missingBraces(content, base, native); ok {
+		if calls, ok := p.missingBraces(content, base, keys); ok {
 			return calls, nil
 		}
 	}
@@ -33,16 +51,16 @@ func (p *Parser) decodeJSON(content string, base int, native string, arrayNative
 		}
 		v, err := r.value()
 		if err != nil {
-			return p.jsonCalls(vals, r.repairs, native, arrayNative, base), jsonErr(err, base, "the tool call")
+			return p.jsonCalls(vals, r.repairs, keys, arrayNative, base), jsonErr(err, base, "the tool call")
 		}
 		vals = append(vals, v)
 	}
-	return p.jsonCalls(vals, r.repairs, native, arrayNative, base), nil
+	return p.jsonCalls(vals, r.repairs, keys, arrayNative, base), nil
 }
 
 // missingBraces reads `"name": …, "arguments": {…}` written without the
 // surrounding braces.
-func (p *Parser) missingBraces(content string, base int, native string) ([]dcall, bool) {
+func (p *Parser) missingBraces(content string, base int, keys objectKeys) ([]dcall, bool) {
 	t := strings.TrimSpace(content)
 	if !strings.HasPrefix(t, `"`) && !strings.HasPrefix(t, `'`) {
 		return nil, false
@@ -56,11 +74,11 @@ func (p *Parser) missingBraces(content string, base int, native string) ([]dcall
 	if r.i < len(r.s) {
 		return nil, false
 	}
-	calls := p.jsonCalls([]any{v}, r.repairs|rMissingBraces, native, false, base)
+	calls := p.jsonCalls([]any{v}, r.repairs|rMissingBraces, keys, false, base)
 	return calls, len(calls) > 0 && calls[0].name != ""
 }
 
-func (p *Parser) jsonCalls(vals []any, rep repairs, native string, arrayNative bool, base int) []dcall {
+func (p *Parser) jsonCalls(vals []any, rep repairs, keys objectKeys, arrayNative bool, base int) []dcall {
 	var calls []dcall
 	for _, v := range vals {
 		switch x := v.(type) {
@@ -74,17 +92,18 @@ func (p *Parser) jsonCalls(vals []any, rep repairs, native string, arrayNative b
 				r |= rArrayWrapped
 			}
 			for _, e := range x {
-				calls = append(calls, p.callObject(e, r, native, base))
+				calls = append(calls, p.callObject(e, r, keys, base))
 			}
 		default:
-			calls = append(calls, p.callObject(v, rep, native, base))
+			calls = append(calls, p.callObject(v, rep, keys, base))
 		}
 	}
 	return calls
 }
 
-func (p *Parser) callObject(v any, rep repairs, native string, base int) dcall {
+func (p *Parser) callObject(v any, rep repairs, keys objectKeys, base int) dcall {
 	strict := p.opts.Strict
+	native := keys.args
 	obj, ok := v.(*chat.Object)
 	if !ok {
 		return dcall{repairs: rep, err: &Error{Kind: KindBadJSON, Offset: base, Message: "a tool call must be a JSON object with \"name\" and \"arguments\""}}
@@ -94,7 +113,7 @@ func (p *Parser) callObject(v any, rep repairs, native string, base int) dcall {
 		for _, k := range []string{"function", "tool_call", "function_call"} {
 			if inner, ok := get(obj, k); ok {
 				if io, ok := inner.(*chat.Object); ok {
-					c := p.callObject(io, rep|rNestedCall, native, base)
+					c := p.callObject(io, rep|rNestedCall, keys, base)
 					if c.id == "" {
 						if id, ok := get(obj, "id"); ok {
 							c.id, _ = id.(string)
@@ -106,16 +125,16 @@ func (p *Parser) callObject(v any, rep repairs, native string, base int) dcall {
 		}
 		if tc, ok := get(obj, "tool_calls"); ok {
 			if list, ok := tc.([]any); ok && len(list) > 0 {
-				return p.callObject(list[0], rep|rNestedCall, native, base)
+				return p.callObject(list[0], rep|rNestedCall, keys, base)
 			}
 		}
 	}
 	c := dcall{repairs: rep}
-	nameKeyUsed := "name"
-	if n, ok := get(obj, "name"); ok {
+	nameKeyUsed := keys.name
+	if n, ok := get(obj, keys.name); ok {
 		c.name, _ = n.(string)
 	} else if !strict {
-		for _, k := range []string{"function", "tool_name", "tool"} {
+		for _, k := range []string{"name", "function", "tool_name", "tool"} {
 			if n, ok := get(obj, k); ok {
 				if s, ok := n.(string); ok {
 					c.name, nameKeyUsed = s, k
@@ -133,7 +152,13 @@ func (p *Parser) callObject(v any, rep repairs, native string, base int) dcall {
 	}
 	argKey := ""
 	var args any
+	if a, ok := get(obj, native); ok {
+		argKey, args = native, a
+	}
 	for _, k := range argKeys {
+		if argKey != "" {
+			break
+		}
 		if a, ok := get(obj, k); ok {
 			argKey, args = k, a
 			break

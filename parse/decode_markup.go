@@ -7,28 +7,41 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
-// argBuilder collects decoded parameters of one call.
+// argBuilder writes the decoded parameters of one call straight into the
+// call's JSON arguments, in the model's order.
 type argBuilder struct {
 	p    *Parser
 	tool string
-	obj  chat.Object
+	args []byte
 	err  *Error
 }
 
+// newArgs starts the arguments of a call to tool whose parameters are
+// written in about size bytes.
+func (p *Parser) newArgs(tool string, size int) argBuilder {
+	a := argBuilder{p: p, tool: tool, args: make([]byte, 1, size+size/8+16)}
+	a.args[0] = '{'
+	return a
+}
+
 func (a *argBuilder) add(name, raw string, off int) {
-	v, err := a.p.rawValue(a.tool, name, raw)
+	if len(a.args) > 1 {
+		a.args = append(a.args, ',')
+	}
+	a.args = append(appendString(a.args, name), ':')
+	var err *Error
+	a.args, err = a.p.appendRawValue(a.args, a.tool, name, raw)
 	if err != nil && a.err == nil {
 		err.Offset = off
 		a.err = err
 	}
-	if _, known, catalog := a.p.param(a.tool, name); catalog && !known && a.err == nil {
+	if pt, catalog := a.p.types(a.tool, name); catalog && !pt.known && a.err == nil {
 		a.err = &Error{Kind: KindUnexpectedTag, Offset: off, Message: fmt.Sprintf("%s has no parameter %q", a.tool, name)}
 	}
-	a.obj.Members = append(a.obj.Members, chat.Member{Key: name, Value: v})
 }
 
 func (a *argBuilder) call(rep repairs) dcall {
-	return dcall{name: a.tool, args: encode(&a.obj), err: a.err, repairs: rep}
+	return dcall{name: a.tool, args: append(a.args, '}'), err: a.err, repairs: rep}
 }
 
 // decodeXML reads <invoke name="T"><parameter name="p">v</parameter></invoke>
@@ -46,8 +59,8 @@ func (p *Parser) decodeXML(s string, base int) ([]dcall, *Error) {
 		if !ok {
 			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: `write <invoke name="TOOL">`}
 		}
-		a := argBuilder{p: p, tool: name}
 		body, end, rep := untilClose(s[j:], "</invoke>")
+		a := p.newArgs(name, len(body))
 		b := 0
 		for {
 			t := strings.Index(body[b:], "<")
@@ -137,7 +150,9 @@ func attr(s string, i int) (string, int, bool) {
 
 // decodeQwenCoder reads <function=T><parameter=p>\nv\n</parameter></function>.
 func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
-	var calls []dcall
+	// The calls are only read until the block's events are out.
+	calls := p.scratch[:0]
+	defer func() { p.scratch = calls[:0] }()
 	i := 0
 	for {
 		k := strings.Index(s[i:], "<function=")
@@ -149,9 +164,10 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 		if gt < 0 {
 			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: "write <function=TOOL>"}
 		}
-		a := argBuilder{p: p, tool: strings.TrimSpace(s[i : i+gt])}
+		tool := strings.TrimSpace(s[i : i+gt])
 		i += gt + 1
 		body, end, rep := untilClose(s[i:], "</function>")
+		a := p.newArgs(p.toolName(tool), len(body))
 		b := 0
 		for {
 			t := strings.Index(body[b:], "<parameter=")
@@ -219,7 +235,7 @@ func trimOneNewline(s string) string {
 
 // decodeTags reads the children of a tool tag: <param>value</param>.
 func (p *Parser) decodeTags(tool, s string, base int) ([]dcall, *Error) {
-	a := argBuilder{p: p, tool: tool}
+	a := p.newArgs(tool, len(s))
 	var rep repairs
 	i := 0
 	for {
@@ -281,29 +297,84 @@ func (p *Parser) decodePythonic(s string, base int) ([]dcall, *Error) {
 			r.i++
 			break
 		}
-		start := r.i
-		for r.i < len(s) && (isIdentByte(s[r.i]) || s[r.i] == '.' || s[r.i] == '-') {
+		if q := s[r.i]; (q == '\'' || q == '"') && !p.opts.Strict {
+			// ['f(a=1)']: the call quoted as a string.
+			c, err := p.quotedCall(&r, base)
+			if err != nil {
+				return calls, err
+			}
+			calls = append(calls, c...)
+		} else {
+			name, rep := pyName(&r, !p.opts.Strict)
+			r.ws()
+			if name == "" || r.i >= len(s) || s[r.i] != '(' {
+				return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "expected a call like tool(arg=value)"}
+			}
 			r.i++
+			c, err := p.pyArgs(&r, name, base)
+			if err != nil {
+				return calls, err
+			}
+			c.repairs |= rep
+			calls = append(calls, c)
 		}
-		name := s[start:r.i]
 		r.ws()
-		if name == "" || r.i >= len(s) || s[r.i] != '(' {
-			return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "expected a call like tool(arg=value)"}
-		}
-		r.i++
-		c, err := p.pyArgs(&r, name, base)
-		if err != nil {
-			return calls, err
-		}
-		calls = append(calls, c)
-		r.ws()
-		if r.i < len(s) && s[r.i] == ',' {
+		if r.i < len(s) && (s[r.i] == ',' || s[r.i] == ';' && !bracket) {
 			r.i++
 		}
 	}
 	r.ws()
 	if r.i < len(s) {
 		return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "unexpected text after the call list"}
+	}
+	return calls, nil
+}
+
+// pyName reads a dotted or dashed identifier at r.i; lenient, a
+// Markdown-escaped underscore ("calculate\_BMI") counts as "_", with the
+// markdown_escape repair.
+func pyName(r *relaxed, lenient bool) (string, repairs) {
+	s, start := r.s, r.i
+	escaped := false
+	for r.i < len(s) {
+		c := s[r.i]
+		switch {
+		case isIdentByte(c) || c == '.' || c == '-':
+			r.i++
+		case lenient && c == '\\' && r.i+1 < len(s) && s[r.i+1] == '_' && r.i > start:
+			escaped = true
+			r.i += 2
+		default:
+			return unescapeName(s[start:r.i], escaped)
+		}
+	}
+	return unescapeName(s[start:r.i], escaped)
+}
+
+func unescapeName(n string, escaped bool) (string, repairs) {
+	if !escaped {
+		return n, 0
+	}
+	return strings.ReplaceAll(n, `\_`, "_"), rMarkdownEscape
+}
+
+// quotedCall reads a call written as a Python string in a list.
+func (p *Parser) quotedCall(r *relaxed, base int) ([]dcall, *Error) {
+	at := r.i
+	v, err := r.str()
+	if err != nil {
+		return nil, jsonErr(err, base, "the quoted call")
+	}
+	inner, _ := v.(string)
+	calls, e := p.decodePythonic(inner, base+at+1)
+	if e != nil {
+		return calls, e
+	}
+	if len(calls) == 0 {
+		return nil, &Error{Kind: KindBadJSON, Offset: base + at, Message: "expected a call like tool(arg=value) in the quoted string"}
+	}
+	for i := range calls {
+		calls[i].repairs |= rQuotedCall
 	}
 	return calls, nil
 }
@@ -323,20 +394,28 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 		}
 		key := ""
 		save := r.i
-		for r.i < len(r.s) && isIdentByte(r.s[r.i]) {
-			r.i++
-		}
-		if r.i > save {
-			k := r.s[save:r.i]
+		k, krep := pyName(r, !p.opts.Strict)
+		if r.i > save && !strings.ContainsAny(k, ".-") {
 			r.ws()
 			if r.i < len(r.s) && r.s[r.i] == '=' && (r.i+1 >= len(r.s) || r.s[r.i+1] != '=') {
 				key = k
+				c.repairs |= krep
 				r.i++
 			} else {
 				r.i = save
 			}
+		} else {
+			r.i = save
 		}
 		v, err := r.value()
+		if err != nil && !p.opts.Strict {
+			// A bare identifier (a variable name in a Java or
+			// JavaScript question) is kept as its text.
+			if id, ok := bareIdentifier(r); ok {
+				v, err = id, nil
+				c.repairs |= rBareIdentifier
+			}
+		}
 		if err != nil {
 			return c, jsonErr(err, base, "the arguments of "+name)
 		}
@@ -365,6 +444,23 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 	}
 	c.args = encode(&obj)
 	return c, nil
+}
+
+// bareIdentifier reads a dotted identifier at r.i that ends an argument
+// (',' or ')' follows).
+func bareIdentifier(r *relaxed) (string, bool) {
+	start := r.i
+	name, _ := pyName(r, true)
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		r.i = start
+		return "", false
+	}
+	r.ws()
+	if r.i < len(r.s) && (r.s[r.i] == ',' || r.s[r.i] == ')') {
+		return name, true
+	}
+	r.i = start
+	return "", false
 }
 
 // untilClose is the element body before closer and closer's index;

@@ -22,6 +22,7 @@
 //
 //	func Formats() []string
 //	func New(format string, opts Options) (*Parser, error)   // errors.Is(err, ErrUnknownFormat)
+//	func NewSyntax(s Syntax, opts Options) (*Parser, error)  // errors.Is(err, ErrBadSyntax)
 //	func (p *Parser) Feed(chunk string, emit func(Event))
 //	func (p *Parser) Close(emit func(Event))
 //	func (p *Parser) Reset()
@@ -74,6 +75,20 @@
 // an identifier followed by '(', …) and they name a registered tool (any
 // name without a catalog); otherwise they stay content. In auto, bare JSON
 // is native syntax (the json format), so strict auto accepts it.
+//
+// # Derived syntaxes
+//
+// NewSyntax builds a parser from a [Syntax]: a declarative description of
+// how a model writes calls (markers, body shape, name and argument
+// affixes), typically derived from the model's chat template. It runs on
+// the same scanner, blocks and decoders as the named formats and keeps
+// their contract (events, repairs, error kinds, schema-driven values,
+// chunk invariance). Markers are matched piece by piece: whitespace
+// inside a marker ("</function>\n</tool_call>") may differ in the
+// model's output. A marker that is not a special token (">>>",
+// "functools", "Action:") opens a tentative block, which stays text
+// unless it holds a call naming a registered tool. parse/testdata/syntax
+// holds the renders of 25 real templates the tests parse back.
 //
 // # Reasoning blocks
 //

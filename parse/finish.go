@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,17 +40,25 @@ func (p *Parser) finish(end int, eof bool) {
 				commit = true
 			}
 		}
-		if !commit {
+		if b.op.kind == kBare && p.tools == nil {
+			// Without a catalog, prose that starts with a word and a
+			// parenthesis is only a call if it reads as one.
+			commit = len(calls) > 0 && calls[0].err == nil && berr == nil
+		}
+		if !commit || p.fenced {
 			p.text(raw)
 			return
 		}
+	}
+	if b.op.kind == kFence {
+		p.fenced = true
 	}
 	// The call start a stream would have emitted early, emitted now if it
 	// was not, so that every chunking gives the same events.
 	if !b.startSent && b.op.dec != dMistral {
 		if name, ok := b.scanName(p.tools); ok && (!b.op.tentative || p.acceptable(name)) {
 			b.startSent = true
-			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
+			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 		}
 	}
 	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil) {
@@ -60,19 +69,22 @@ func (p *Parser) finish(end int, eof bool) {
 		berr = &Error{Kind: KindMissingName, Offset: b.start, Message: "empty call block; write the tool name and its arguments inside it"}
 	}
 	extra := b.op.repair
-	if b.reopened {
+	if b.reopened && b.op.closer != "" {
 		extra |= rMissingCloseTag
 	}
-	if b.sub == dPythonic && b.op.dec != dPythonic && b.op.dec != dFence {
+	if b.sub == dPythonic && b.op.dec != dPythonic && b.op.dec != dFence && b.op.kind != kBare {
 		extra |= rPythonicCall
 	}
-	if b.trailed && b.op.kind != kTag {
+	if b.op.kind == kBare && b.sub == dPythonic {
+		extra |= rMissingBrackets
+	}
+	if b.trailed && b.op.kind != kTag && b.op.syn == nil {
 		extra |= rMissingOpenTag
 	}
 	for i, c := range calls {
 		id := p.callID(p.ncalls)
 		if i > 0 || !b.startSent {
-			p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: c.name, Offset: b.start}})
+			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: id, Name: c.name, Offset: b.start}})
 		}
 		if c.id != "" {
 			id = c.id
@@ -87,7 +99,7 @@ func (p *Parser) finish(end int, eof bool) {
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		p.emit(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
+		p.event(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
 			ID: id, Name: c.name, Arguments: args, Raw: raw, Offset: b.start,
 			Repairs: (c.repairs | extra).list(),
 		}})
@@ -97,12 +109,16 @@ func (p *Parser) finish(end int, eof bool) {
 		if len(calls) == 0 {
 			berr.Raw = raw
 		}
-		p.emit(Event{Type: EventError, Err: berr})
+		p.event(Event{Type: EventError, Err: berr})
+	}
+	if b.op.kind == kBare && b.op.dec == dNameLine && len(calls) > 0 {
+		// GLM-4 writes one name line and object after another.
+		p.bare = true
 	}
 }
 
 func (p *Parser) emitErr(kind Kind, off int, msg, raw string) {
-	p.emit(Event{Type: EventError, Err: &Error{Kind: kind, Offset: off, Message: msg, Raw: raw}})
+	p.event(Event{Type: EventError, Err: &Error{Kind: kind, Offset: off, Message: msg, Raw: raw}})
 }
 
 func truncatedMsg(op *opener) string {
@@ -127,11 +143,15 @@ func (p *Parser) unknownMsg(name string) string {
 // decode reads the calls of a block. raw is the whole block, content is
 // raw[cs:ce].
 func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
+	if b.op.dec == dSyntax {
+		from := len(b.op.marker)
+		return p.decodeSyntax(b.op, raw[from:max(ce, from)], b.start+from)
+	}
 	content := raw[cs:ce]
 	base := b.start + cs
 	dec := b.op.dec
 	switch b.op.kind {
-	case kBracket, kFence:
+	case kBracket, kFence, kBare:
 		dec = b.sub
 	}
 	switch dec {
@@ -146,7 +166,7 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 		return p.decodeTags(b.op.tool, content, base)
 	case dPythonic:
 		return p.decodePythonic(content, base)
-	case dHarmony:
+	case dHarmony, dNameLine:
 		return p.decodeArgsOnly(b.name, content, base)
 	case dMistral:
 		if b.name != "" {
@@ -169,9 +189,11 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 // whose calls all name registered tools wins.
 func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	t := strings.TrimSpace(content)
-	readers := 3
+	// The readings, in this order: JSON, qwen3-coder, GLM-4.5 pairs and
+	// (lenient) a pythonic call.
+	readers := 4
 	if p.opts.Strict {
-		readers = 2
+		readers = 3
 	}
 	read := func(i int) ([]dcall, *Error) {
 		switch i {
@@ -179,6 +201,8 @@ func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 			return p.decodeJSON(content, base, "arguments", false)
 		case 1:
 			return p.decodeQwenCoder(content, base)
+		case 2:
+			return p.decodeSyntaxBody(p.glm45(), content, base)
 		}
 		calls, err := p.decodePythonic(content, base)
 		for i := range calls {
@@ -190,15 +214,19 @@ func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	switch {
 	case strings.HasPrefix(t, "<"):
 		first = 1
-	case readers == 3 && t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
-		if v, _ := identParen([]byte(t), 0); v == vYes {
+	case t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
+		if _, ok := glmName([]byte(t)); ok {
 			first = 2
+		} else if v, _ := identParen([]byte(t), 0); v == vYes && readers == 4 {
+			first = 3
 		}
 	}
 	calls, err := read(first)
 	if p.tools == nil || p.allRegistered(calls, err) {
 		return calls, err
 	}
+	// The readings share the parser's scratch slice: keep this one.
+	calls = slices.Clone(calls)
 	for i := range readers {
 		if i == first {
 			continue
@@ -246,6 +274,19 @@ func (p *Parser) decodeArgsOnly(name, content string, base int) ([]dcall, *Error
 		return []dcall{c}, nil
 	}
 	c.repairs = r.repairs
+	if str, ok := v.(string); ok && !p.opts.Strict {
+		// Arguments double-encoded as a JSON string (what templates
+		// given string arguments write).
+		inner := relaxed{s: strings.TrimSpace(str)}
+		if o, err := inner.value(); err == nil {
+			if inner.ws(); inner.i == len(inner.s) {
+				if _, ok := o.(*chat.Object); ok {
+					c.args, c.repairs = encode(o), c.repairs|inner.repairs|rArgumentsString
+					return []dcall{c}, nil
+				}
+			}
+		}
+	}
 	if _, ok := v.(*chat.Object); !ok {
 		c.err = &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object"}
 		return []dcall{c}, nil

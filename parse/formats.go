@@ -18,6 +18,7 @@ const (
 	kFence                    // ``` fenced block
 	kHarmony                  // <|channel|> header <|message|> body <|call|>
 	kPrefix                   // a marker followed by one JSON value (<|python_tag|>, [TOOL_CALLS])
+	kBare                     // no marker: a call at the start of the turn (bare.go)
 )
 
 // decoder says how a finished block's content is read.
@@ -33,6 +34,9 @@ const (
 	dToolCall                 // <tool_call> content: JSON, qwen3-coder or pythonic, by shape
 	dMistral                  // [TOOL_CALLS] list, object or name[ARGS]{…}
 	dFence                    // fence content: JSON or pythonic
+	dSyntax                   // a Syntax's call or section (decode_syntax.go)
+	dNameLine                 // name\n{…} (GLM-4)
+	dBare                     // auto's bare call: Python or a GLM-4 name line, by shape
 )
 
 // opener is one marker that opens a call block in a format.
@@ -53,6 +57,13 @@ type opener struct {
 	tentative bool
 	// reopen: a repeat of the marker before the closer ends the block.
 	reopen bool
+	// syn is the syntax of a dSyntax opener; section says the marker
+	// opens its call section rather than one call.
+	syn     *synSpec
+	section bool
+	// multi: further values may follow the first one of a kPrefix
+	// block (JSON objects back to back), separated by whitespace.
+	multi bool
 	// markerB and closerB are marker and closer as bytes, made once by
 	// newTable so that looking for them in a block converts nothing.
 	markerB, closerB []byte
@@ -108,7 +119,7 @@ func newTable(ops []opener) *table {
 	return t
 }
 
-var formatNames = []string{"xml", "hermes", "json", "mistral", "qwen3-coder", "pythonic", "harmony", "tags", "auto"}
+var formatNames = []string{"xml", "hermes", "json", "mistral", "qwen3-coder", "pythonic", "harmony", "tags", "glm4", "glm45", "auto"}
 
 // Formats returns the format names, as accepted by New and the CLI.
 func Formats() []string { return append([]string(nil), formatNames...) }
@@ -121,7 +132,7 @@ func StopSequences(format string) []string {
 	switch format {
 	case "xml":
 		return []string{"</function_calls>"}
-	case "hermes", "qwen3-coder":
+	case "hermes", "qwen3-coder", "glm45":
 		return []string{"</tool_call>"}
 	case "mistral":
 		return []string{"</s>"}
@@ -152,9 +163,24 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 	if lenient {
 		hermesTag.dec = dToolCall
 	}
+	// Granite function-calling models write every call as
+	// "<function_call> {…}" and never close it: a repeat of the marker
+	// ends the block (reopen), as does what follows a complete value.
+	// (Not <tools>: Qwen2.5-Coder closes it, after one brace too many.)
 	wrappers := []opener{
-		{marker: "<function_call>", kind: kTag, closer: "</function_call>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true},
+		{marker: "<function_call>", kind: kTag, closer: "</function_call>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true, reopen: true},
 		{marker: "<tools>", kind: kTag, closer: "</tools>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true},
+	}
+	// Granite 3.x's own marker, followed by a JSON list of calls.
+	granite := opener{marker: "<|tool_call|>", kind: kPrefix, dec: dJSON, tentative: true}
+	if lenient {
+		granite.repair = rWrapperTag
+	}
+	harmony := []opener{
+		{marker: "<|channel|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
+		// gpt-oss's own rendering of a call in history puts the
+		// recipient in the header: <|start|>assistant to=functions.T<|channel|>…
+		{marker: "<|start|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
 	}
 	switch format {
 	case "hermes":
@@ -165,8 +191,13 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 	case "json":
 		ops = append(ops,
 			opener{marker: "<|python_tag|>", kind: kPrefix, dec: dJSON, tentative: true},
-			opener{marker: "{", kind: kValue, dec: dJSON, tentative: true})
+			opener{marker: "{", kind: kValue, dec: dJSON, tentative: true},
+			granite)
 		add(lenient, fence, opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true})
+		// Strict, a list of call objects is claimed as a block (and is
+		// an error there), so that its objects are not taken one by one
+		// with the brackets left in the content.
+		add(!lenient, opener{marker: "[", kind: kValue, dec: dJSON, tentative: true})
 		t := hermesTag
 		t.repair = rWrapperTag
 		add(lenient, t)
@@ -190,14 +221,19 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		ops = append(ops, opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true})
 		add(lenient, fence)
 	case "harmony":
-		ops = append(ops, opener{marker: "<|channel|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true})
+		ops = append(ops, harmony...)
+	case "glm45":
+		ops = append(ops, newSynSpec(glm45Syntax).openers(lenient)...)
+	case "glm4":
+		// Calls are bare (bare.go); a fenced one is a repair.
+		add(lenient, fence)
 	case "tags":
 		ops = append(ops, tagOpeners(tools)...)
 	case "auto":
 		ops = append(ops,
 			opener{marker: "<function_calls>", kind: kTag, closer: "</function_calls>", dec: dXML, reopen: lenient},
 			opener{marker: "<tool_call>", kind: kTag, closer: "</tool_call>", dec: dToolCall, reopen: lenient},
-			opener{marker: "<|channel|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
+			harmony[0], harmony[1],
 			opener{marker: "[TOOL_CALLS]", kind: kPrefix, dec: dMistral, tentative: true},
 			opener{marker: "<|python_tag|>", kind: kPrefix, dec: dJSON, tentative: true},
 			opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true},
@@ -205,6 +241,7 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		)
 		ops = append(ops, tagOpeners(tools)...)
 		add(lenient, wrappers...)
+		add(lenient, granite)
 		add(lenient, fence,
 			opener{marker: "<function=", kind: kTag, closer: "</function>", dec: dQwenCoder, repair: rMissingOpenTag, trailer: "</tool_call>"},
 			opener{marker: "<invoke name=", kind: kTag, closer: "</invoke>", dec: dXML, repair: rMissingOpenTag, trailer: "</function_calls>"})

@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,6 +22,66 @@ func fuzzSeeds(f *testing.F, add func(text string)) {
 	add("<think>quoting {\"name\": \"a\", \"arguments\": {}}</think>\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>")
 	add(" <think>[f(x=1)] </thi")
 	add("plan [f(x=1)]</think><function_calls><invoke name=\"a\"></invoke></function_calls>")
+	fuzzSyntaxSeeds(add)
+}
+
+// fuzzSyntaxSeeds adds the inputs written for syntaxes and the assistant
+// turns of the template renders.
+func fuzzSyntaxSeeds(add func(text string)) {
+	for _, c := range syntaxCases {
+		add(c.in)
+	}
+	for _, fx := range syntaxFixtures {
+		if data, err := os.ReadFile(filepath.Join("testdata", "syntax", fx.id, "two_calls.txt")); err == nil {
+			s := string(data)
+			add(s[strings.LastIndex(s, "END_OF_USER_TURN")+1:])
+		}
+	}
+}
+
+// fuzzSyntaxes are the syntaxes FuzzChunkInvariance runs besides the
+// named formats.
+func fuzzSyntaxes() []Syntax {
+	out := []Syntax{kimiSyntax, lfm2Syntax, functionary32Syntax}
+	for _, fx := range syntaxFixtures {
+		out = append(out, fx.syn)
+	}
+	return out
+}
+
+// fuzzParser picks the parser a fuzz input runs: a named format, or with
+// mode's high bit a syntax chosen by seed.
+func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, func() *Parser) {
+	if mode&0x80 != 0 {
+		syns := fuzzSyntaxes()
+		s := syns[int(seed>>48)%len(syns)]
+		return "syntax " + s.label(), func() *Parser {
+			p, err := NewSyntax(s, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+	}
+	formats := Formats()
+	format := formats[int(mode)%len(formats)]
+	return format, func() *Parser {
+		p, err := New(format, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+func run(p *Parser, chunks []string) []Event {
+	var evs []Event
+	emit := func(e Event) { evs = append(evs, e) }
+	for _, c := range chunks {
+		p.Feed(c, emit)
+	}
+	p.Close(emit)
+	return evs
 }
 
 func fuzzTools(f *testing.F) []chat.Tool {
@@ -30,15 +93,27 @@ func fuzzTools(f *testing.F) []chat.Tool {
 // that nothing inside a leading reasoning block is taken as a call.
 func FuzzChunkInvariance(f *testing.F) {
 	fuzzSeeds(f, func(s string) { f.Add(s, uint64(len(s)), uint8(len(s))) })
+	// Every syntax on the inputs written for syntaxes, with the catalog,
+	// strict and lenient.
+	var synInputs []string
+	fuzzSyntaxSeeds(func(s string) { synInputs = append(synInputs, s) })
+	for i := range fuzzSyntaxes() {
+		for k, in := range synInputs {
+			f.Add(in, uint64(i)<<48|uint64(k), uint8(0xa0|(k&1)<<4))
+		}
+	}
 	tools := fuzzTools(f)
-	formats := Formats()
+	fixture := fixtureTools(f)
 	f.Fuzz(func(t *testing.T, text string, seed uint64, mode uint8) {
-		format := formats[int(mode)%len(formats)]
 		opts := Options{Strict: mode&0x10 != 0, ThinkOpen: mode&0x40 != 0}
 		if mode&0x20 != 0 {
 			opts.Tools = tools
+			if mode&0x80 != 0 {
+				opts.Tools = fixture
+			}
 		}
-		whole := merged(collect(t, format, opts, []string{text}))
+		format, newParser := fuzzParser(t, mode, seed, opts)
+		whole := merged(run(newParser(), []string{text}))
 		if got := reconstruct(whole); got != text {
 			t.Fatalf("%s %+v: bytes lost or added:\n%s", format, opts.Strict, cmp.Diff(text, got))
 		}
@@ -48,7 +123,7 @@ func FuzzChunkInvariance(f *testing.F) {
 				t.Fatalf("%s strict: call %s repaired %v", format, e.Call.Name, e.Call.Repairs)
 			}
 		}
-		chunked := merged(collect(t, format, opts, randomChunks(text, seed)))
+		chunked := merged(run(newParser(), randomChunks(text, seed)))
 		if d := cmp.Diff(whole, chunked); d != "" {
 			t.Fatalf("%s strict=%v tools=%v think_open=%v: chunked events differ (-whole +chunked):\n%s", format, opts.Strict, opts.Tools != nil, opts.ThinkOpen, d)
 		}
@@ -70,6 +145,23 @@ func FuzzNoPanic(f *testing.F) {
 				emit := func(e Event) {
 					if e.Type == EventError && (e.Err == nil || e.Err.Kind == "") {
 						t.Fatalf("%s: error event without a kind", format)
+					}
+				}
+				for i := 0; i < len(text); i++ {
+					p.Feed(text[i:i+1], emit)
+				}
+				p.Close(emit)
+			}
+		}
+		for _, s := range fuzzSyntaxes() {
+			for _, opts := range []Options{{}, {Strict: true}, {Tools: tools}} {
+				p, err := NewSyntax(s, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				emit := func(e Event) {
+					if e.Type == EventError && (e.Err == nil || e.Err.Kind == "") {
+						t.Fatalf("%s: error event without a kind", s.label())
 					}
 				}
 				for i := 0; i < len(text); i++ {

@@ -165,7 +165,7 @@ var formatCases = []formatCase{
 		view{Calls: []string{`read_file{} error=bad_arguments`}}},
 	// harmony
 	{"harmony call", "harmony", true, false, `<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>`,
-		view{Content: `<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant`, Calls: []string{`get_weather{"city":"Paris"}`}}},
+		view{Content: `<|channel|>analysis<|message|>Need weather.<|end|>`, Calls: []string{`get_weather{"city":"Paris"}`}}},
 	{"harmony call eaten by stop", "harmony", true, false, `<|channel|>commentary to=functions.a <|constrain|>json<|message|>{"x": 1}`,
 		view{Calls: []string{`a{"x":1}`}}},
 	// tags

@@ -33,9 +33,39 @@ type Parser struct {
 	rs, rs0 reasoningState
 	rheld   string
 
-	// lastID is the call ID last formatted by callID, for call lastIDn.
-	lastID  string
-	lastIDn int
+	// pieces counts the text events emitted directly since the last
+	// flush; pend gathers text after them (see text).
+	pieces int
+	pend   []byte
+
+	// bareOp is the format's opener of calls written without a marker
+	// (bare.go), nil if it has none; bare says one may still start.
+	bareOp *opener
+	bare   bool
+
+	glm *synSpec
+
+	// fenced: a code fence gave this turn's calls. What follows is the
+	// model explaining or writing code (DeepSeek Coder writes pages of
+	// it, repeating the call), so tentative blocks after it stay text.
+	fenced bool
+
+	// think holds the markers of a leading reasoning block.
+	think [2]string
+
+	// ids are the call IDs after callIDs made so far (callID).
+	ids []string
+	// scratch holds the calls of the block being finished.
+	scratch []dcall
+}
+
+// glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
+// <tool_call> content in it).
+func (p *Parser) glm45() *synSpec {
+	if p.glm == nil {
+		p.glm = newSynSpec(glm45Syntax)
+	}
+	return p.glm
 }
 
 // New returns a parser for format (one of Formats).
@@ -44,7 +74,11 @@ func New(format string, opts Options) (*Parser, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parser{format: format, opts: opts, tab: newTable(ops)}
+	return newParser(format, opts, ops), nil
+}
+
+func newParser(format string, opts Options, ops []opener) *Parser {
+	p := &Parser{format: format, opts: opts, tab: newTable(ops), think: [2]string{thinkOpen, thinkClose}}
 	if len(opts.Tools) > 0 {
 		p.tools = make(map[string]*toolSchema, len(opts.Tools))
 		for _, t := range opts.Tools {
@@ -52,9 +86,11 @@ func New(format string, opts Options) (*Parser, error) {
 		}
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
-	p.rs0 = initialReasoning(p.tab, opts)
+	p.rs0 = initialReasoning(p.tab, opts, p.think[0])
 	p.rs = p.rs0
-	return p, nil
+	p.bareOp = bareOpener(format, opts.Strict)
+	p.bare = p.bareOp != nil
+	return p
 }
 
 // Format returns the parser's format name.
@@ -64,20 +100,30 @@ func (p *Parser) Format() string { return p.format }
 func (p *Parser) Reset() {
 	p.held, p.pos, p.inBlock, p.ncalls = "", 0, false, 0
 	p.rs, p.rheld = p.rs0, ""
+	p.pend, p.pieces = p.pend[:0], 0
+	p.bare = p.bareOp != nil
+	p.fenced = false
 	p.b.reset(nil, 0)
 }
 
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
+	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
+		return
+	}
+	if p.held != "" && p.extendHeld(chunk) {
+		return
+	}
 	if p.rs != rsNone {
 		p.emit = emit
 		p.feedReasoning(chunk, false)
+		p.flushText()
 		p.emit = nil
 		return
 	}
 	// Fast path for prose: no marker byte in the chunk and nothing held.
-	if !p.inBlock && p.held == "" && !p.tab.anyFirst(chunk) {
+	if !p.inBlock && p.held == "" && !p.bare && !p.tab.anyFirst(chunk) {
 		p.pos += len(chunk)
 		if chunk != "" {
 			emit(Event{Type: EventText, Text: chunk})
@@ -86,6 +132,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	}
 	p.emit = emit
 	p.feed(chunk, false)
+	p.flushText()
 	p.emit = nil
 }
 
@@ -103,14 +150,49 @@ func (p *Parser) Close(emit func(Event)) {
 			p.blockEOF()
 		}
 	}
+	p.flushText()
 	p.emit = nil
 	p.Reset()
 }
 
+// directPieces is how many pieces of text one Feed emits as they are,
+// without copying; text after them is gathered into one event. Prose
+// comes in one to three pieces per chunk (held bytes, the chunk, a
+// rejected marker byte), so it is never copied; a run of bytes that each
+// start a block and are each turned back into text (1 MB of '[') gives a
+// handful of events instead of one per byte.
+const directPieces = 3
+
+// text emits s as content.
 func (p *Parser) text(s string) {
-	if s != "" {
-		p.emit(Event{Type: EventText, Text: s})
+	if s == "" {
+		return
 	}
+	if p.pieces < directPieces && len(p.pend) == 0 {
+		p.pieces++
+		p.emit(Event{Type: EventText, Text: s})
+		return
+	}
+	p.pend = append(p.pend, s...)
+}
+
+// flushText emits the gathered text; it runs before every other event
+// and at the end of Feed and Close.
+func (p *Parser) flushText() {
+	if len(p.pend) > 0 {
+		p.emit(Event{Type: EventText, Text: string(p.pend)})
+		p.pend = p.pend[:0]
+		if cap(p.pend) > 64<<10 {
+			p.pend = nil
+		}
+	}
+	p.pieces = 0
+}
+
+// event emits a call, call start or error, after the text before it.
+func (p *Parser) event(e Event) {
+	p.flushText()
+	p.emit(e)
 }
 
 // feed processes s; eof means nothing follows it.
@@ -130,6 +212,12 @@ func (p *Parser) feed(s string, eof bool) {
 		default:
 			if s == "" {
 				return
+			}
+			if p.bare {
+				var opened bool
+				if s, opened = p.startBare(s); opened || s == "" {
+					continue
+				}
 			}
 			s = p.prose(s, eof)
 		}
@@ -231,8 +319,63 @@ func (p *Parser) open(op int) {
 	p.b.buf = append(p.b.buf, o.marker...)
 	if !o.tentative {
 		p.b.confirmed, p.b.vstart = true, len(o.marker)
+		if o.syn != nil && o.kind == kPrefix {
+			p.b.confirmed = false
+		}
 	}
 	p.pos += len(o.marker)
+}
+
+// extendHeld takes a chunk that continues the held marker prefix without
+// completing it (`<tool` + `_ca`): what is held is still the prefix of a
+// marker at the same place, so nothing is decided and nothing emitted.
+func (p *Parser) extendHeld(chunk string) bool {
+	n := len(p.held) + len(chunk)
+	for _, k := range p.tab.byFirst[p.held[0]] {
+		m := p.tab.ops[k].marker
+		if n < len(m) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
+			p.held = m[:n]
+			p.pos += len(chunk)
+			return true
+		}
+	}
+	return false
+}
+
+// feedBlockChunk is the path of a small chunk inside a confirmed block
+// (what call-dense output is made of): the chunk is appended and the
+// block advanced without the layers of feed, and without touching emit
+// while the block goes on and its call start is out. It reports whether
+// it took the chunk.
+func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
+	b := &p.b
+	old := len(b.buf)
+	if old+len(chunk) > cap(b.buf) {
+		return false
+	}
+	b.buf = b.buf[:old+len(chunk)]
+	copy(b.buf[old:], chunk)
+	p.pos += len(chunk)
+	if b.jmode == 1 && b.jend == 0 && (b.startSent || b.earlyDone) {
+		// Inside a call's JSON value (jsonInTag): only the value's
+		// end can change anything.
+		end := b.track()
+		if end < 0 {
+			return true
+		}
+		b.jend = end
+	}
+	st, end := b.advance(old, false)
+	if st == stMore && (b.startSent || b.earlyDone) {
+		return true
+	}
+	p.emit = emit
+	if rest, done := p.blockStep(st, end, old, chunk); done {
+		p.feed(rest, false)
+	}
+	p.flushText()
+	p.emit = nil
+	return true
 }
 
 // blockPiece bounds how much of a chunk is appended to a block before
@@ -276,6 +419,13 @@ func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 	}
 	p.pos += len(s)
 	st, end := b.advance(old, false)
+	return p.blockStep(st, end, old, s)
+}
+
+// blockStep acts on what advance decided for the piece s, appended to
+// the block at old.
+func (p *Parser) blockStep(st status, end, old int, s string) (rest string, done bool) {
+	b := &p.b
 	switch st {
 	case stMore:
 		p.early(old)
@@ -302,17 +452,40 @@ func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 // rest.
 func (p *Parser) reject(old int) {
 	b := &p.b
+	if b.op.kind == kBare {
+		// No marker: the bytes fed before this piece are prose
+		// (scanned again, no bare call can start now), and the caller
+		// goes on with the piece.
+		p.inBlock = false
+		p.pos = b.start
+		if old > 0 {
+			p.feed(string(b.buf[:old]), false)
+		}
+		return
+	}
 	m := b.op.marker
+	n := b.rejectLen()
 	p.inBlock = false
-	p.pos = b.start + 1
+	p.pos = b.start + n
 	var again string
 	if old <= len(m) {
-		again = m[1:old]
+		again = m[n:max(old, n)]
 	} else {
-		again = string(b.buf[1:old])
+		again = string(b.buf[n:old])
 	}
-	p.text(m[:1])
+	p.text(m[:n])
 	p.feed(again, false)
+}
+
+// rejectLen is how much of a rejected block's marker is text for sure: a
+// fence's three backticks (no fence starts inside them, and they stay one
+// text event), one byte of any other marker, after which another may
+// start.
+func (b *block) rejectLen() int {
+	if b.op.kind == kFence && len(b.buf) >= len(b.op.marker) {
+		return len(b.op.marker)
+	}
+	return 1
 }
 
 // blockEOF ends the open block at end of stream.
@@ -321,10 +494,17 @@ func (p *Parser) blockEOF() {
 	st, end := b.advance(len(b.buf), true)
 	switch st {
 	case stReject:
-		again := string(b.buf[1:])
+		if b.op.kind == kBare {
+			p.inBlock = false
+			p.pos = b.start
+			p.feed(string(b.buf), true)
+			return
+		}
+		n := b.rejectLen()
+		again := string(b.buf[n:])
 		p.inBlock = false
-		p.pos = b.start + 1
-		p.text(b.op.marker[:1])
+		p.pos = b.start + n
+		p.text(b.op.marker[:n])
 		p.feed(again, true)
 	default:
 		if st == stMore {
@@ -346,11 +526,15 @@ func (p *Parser) early(old int) {
 	if b.startSent || !b.confirmed || b.earlyDone {
 		return
 	}
+	if b.op.kind == kBare && p.tools == nil || p.fenced && b.op.tentative {
+		// Only the decoded block tells (finish).
+		return
+	}
 	// A name the last look did not find can only be completed by the byte
 	// that ends it (the closing quote or '>'), so without one among the
 	// new bytes the window is not searched again: at 4-byte chunks this
 	// keeps the look from rescanning the block's start on every chunk.
-	if b.nameMissed && !hasNameEnd(b.buf[max(old, b.vstart):]) {
+	if b.nameMissed && b.op.syn == nil && !hasNameEnd(b.buf[max(old, b.vstart):]) {
 		if b.contentLen() > nameWindow {
 			b.earlyDone = true
 		}
@@ -371,7 +555,7 @@ func (p *Parser) early(old int) {
 		return
 	}
 	b.startSent = true
-	p.emit(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
+	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 }
 
 // callIDs are the first IDs, built once so that emitting a call does not
@@ -387,14 +571,22 @@ func (p *Parser) callID(n int) string {
 	if n < len(callIDs) {
 		return callIDs[n]
 	}
-	// The call start and the call ask for the same ID: the last one made
-	// is kept so that it is formatted once.
-	if p.lastID == "" || p.lastIDn != n {
-		var buf [24]byte
-		p.lastID, p.lastIDn = string(strconv.AppendInt(append(buf[:0], "call_"...), int64(n), 10)), n
+	// Later IDs are made once per parser and kept (up to maxKeptIDs),
+	// so that a parser reused turn after turn formats each once.
+	k := n - len(callIDs)
+	if k < len(p.ids) {
+		return p.ids[k]
 	}
-	return p.lastID
+	var buf [24]byte
+	id := string(strconv.AppendInt(append(buf[:0], "call_"...), int64(n), 10))
+	if k == len(p.ids) && k < maxKeptIDs {
+		p.ids = append(p.ids, id)
+	}
+	return id
 }
+
+// maxKeptIDs bounds the call IDs a parser keeps.
+const maxKeptIDs = 1 << 14
 
 // acceptable reports whether a repaired or tentative block naming name
 // may be taken as a call: it names a registered tool, or there is no

@@ -38,9 +38,9 @@ const (
 )
 
 // initialReasoning is the state a turn starts in.
-func initialReasoning(t *table, opts Options) reasoningState {
+func initialReasoning(t *table, opts Options, open string) reasoningState {
 	for _, o := range t.ops {
-		if o.marker == thinkOpen {
+		if o.marker == open {
 			// A registered tool named "think" in the tags format: its
 			// tag is a call, not reasoning.
 			return rsNone
@@ -65,6 +65,7 @@ func (p *Parser) textAt(s string) {
 // (p.rheld, a prefix of <think> or </think>) are not counted in p.pos
 // until they are released.
 func (p *Parser) feedReasoning(s string, eof bool) {
+	open, close := p.think[0], p.think[1]
 	for {
 		switch p.rs {
 		case rsStart:
@@ -83,7 +84,7 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 				}
 			}
 			h := p.rheld
-			need := thinkOpen[len(h):]
+			need := open[len(h):]
 			n := min(len(s), len(need))
 			if s[:n] != need[:n] || (n < len(need) && eof) {
 				// Not a reasoning block: the held bytes and s are
@@ -94,26 +95,34 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 				return
 			}
 			if n < len(need) {
-				p.rheld = thinkOpen[:len(h)+n]
+				p.rheld = open[:len(h)+n]
 				return
 			}
 			p.rheld = ""
-			p.textAt(thinkOpen)
+			p.textAt(open)
 			s = s[n:]
 			p.rs = rsIn
 		case rsIn:
 			if h := p.rheld; h != "" {
-				need := thinkClose[len(h):]
+				need := close[len(h):]
 				n := min(len(s), len(need))
 				switch {
 				case s[:n] != need[:n]:
-					// '<' occurs only first in </think>, so no
-					// later byte of h can start it.
+					// The held bytes are not the closing marker:
+					// its first byte is reasoning, and the rest
+					// (a substring of the marker) is looked at
+					// again, since the marker may start inside it.
 					p.rheld = ""
-					p.textAt(h)
+					p.textAt(h[:1])
+					p.feedReasoning(h[1:], false)
+					if p.rs != rsIn {
+						p.feed(s, eof)
+						return
+					}
+					continue
 				case n == len(need):
 					p.rheld, p.rs = "", rsNone
-					p.textAt(thinkClose)
+					p.textAt(close)
 					p.feed(s[n:], eof)
 					return
 				case eof:
@@ -122,19 +131,19 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 					p.textAt(s)
 					return
 				default:
-					p.rheld = thinkClose[:len(h)+n]
+					p.rheld = close[:len(h)+n]
 					return
 				}
 			}
-			if i := strings.Index(s, thinkClose); i >= 0 {
+			if i := strings.Index(s, close); i >= 0 {
 				p.rs = rsNone
-				p.textAt(s[:i+len(thinkClose)])
-				p.feed(s[i+len(thinkClose):], eof)
+				p.textAt(s[:i+len(close)])
+				p.feed(s[i+len(close):], eof)
 				return
 			}
-			if j := strings.LastIndexByte(s, '<'); j >= 0 && !eof && strings.HasPrefix(thinkClose, s[j:]) {
+			if j := heldStart(s, close); j >= 0 && !eof {
 				p.textAt(s[:j])
-				p.rheld = thinkClose[:len(s)-j]
+				p.rheld = close[:len(s)-j]
 				return
 			}
 			p.textAt(s)
@@ -144,4 +153,15 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 			return
 		}
 	}
+}
+
+// heldStart is the earliest index of s from which the rest of s is a
+// proper prefix of marker, or -1.
+func heldStart(s, marker string) int {
+	for j := max(0, len(s)-len(marker)+1); j < len(s); j++ {
+		if s[j] == marker[0] && strings.HasPrefix(marker, s[j:]) {
+			return j
+		}
+	}
+	return -1
 }

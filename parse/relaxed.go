@@ -30,6 +30,10 @@ const (
 	rPythonicCall
 	rPositionalArguments
 	rNameKey
+	rMissingBrackets
+	rMarkdownEscape
+	rQuotedCall
+	rBareIdentifier
 )
 
 var repairNames = [...]string{
@@ -37,6 +41,7 @@ var repairNames = [...]string{
 	"arguments_key", "arguments_string", "array_wrapped", "python_literals",
 	"single_quotes", "trailing_comma", "flattened_arguments", "nested_call",
 	"missing_braces", "pythonic_call", "positional_arguments", "name_key",
+	"missing_brackets", "markdown_escape", "quoted_call", "bare_identifier",
 }
 
 // RepairKinds returns every repair kind a call can carry.
@@ -506,7 +511,8 @@ func appendJSON(b []byte, v any) []byte {
 
 // appendString writes s as a JSON string byte for byte as chat.Marshal
 // (encoding/json without HTML escaping) does: \" \\ \b \f \n \r \t,
-// other control bytes as \u00XX, invalid UTF-8 as \ufffd, U+2028 and
+// other control bytes as \u00XX, invalid UTF-8 as U+FFFD written raw
+// (what encoding/json of the Go 1.27 toolchain writes), U+2028 and
 // U+2029 escaped. Writing in place, instead of marshalling and copying,
 // saves two copies of a value that can be the whole block.
 func appendString(b []byte, s string) []byte {
@@ -544,7 +550,7 @@ func appendString(b []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
+			b = append(b, "\uFFFD"...)
 			i += size
 			start = i
 			continue

@@ -15,6 +15,8 @@ type toolSchema struct {
 	raw    json.RawMessage
 	loaded bool
 	props  *chat.Object
+	// params caches the value types of parameters looked up so far.
+	params map[string]paramTypes
 }
 
 func (t *toolSchema) properties() *chat.Object {
@@ -29,24 +31,6 @@ func (t *toolSchema) properties() *chat.Object {
 		}
 	}
 	return t.props
-}
-
-// param returns the schema of a tool's parameter; known is false when the
-// catalog has the tool but not the parameter.
-func (p *Parser) param(tool, name string) (schema any, known, catalog bool) {
-	if p.tools == nil {
-		return nil, false, false
-	}
-	t := p.tools[tool]
-	if t == nil {
-		return nil, false, false
-	}
-	props := t.properties()
-	if props == nil {
-		return nil, false, true
-	}
-	s, ok := props.Get(name)
-	return s, ok, true
 }
 
 // paramOrder lists a tool's parameters in schema order (for positional
@@ -119,67 +103,142 @@ func schemaTypes(s any, into map[string]bool, depth int) {
 	}
 }
 
-// rawValue decodes a raw-text parameter value by its schema. Without a
-// schema the text is kept as a string.
-func (p *Parser) rawValue(tool, name, raw string) (any, *Error) {
-	schema, known, _ := p.param(tool, name)
-	if !known {
-		return raw, nil
+// JSON types a parameter's schema allows, as a bit set.
+type typeSet uint8
+
+const (
+	tNull typeSet = 1 << iota
+	tBoolean
+	tInteger
+	tNumber
+	tArray
+	tObject
+	tString
+)
+
+var typeNames = [...]struct {
+	t    typeSet
+	name string
+}{{tNull, "null"}, {tBoolean, "boolean"}, {tInteger, "integer"}, {tNumber, "number"}, {tArray, "array"}, {tObject, "object"}, {tString, "string"}}
+
+// paramTypes is what a parameter's schema says of its values, worked out
+// once per parameter (a call-dense output reads the same parameters over
+// and over).
+type paramTypes struct {
+	known bool
+	types typeSet
+}
+
+// types returns the value types of a tool's parameter; catalog is false
+// without a catalog or when it does not have the tool.
+func (p *Parser) types(tool, name string) (pt paramTypes, catalog bool) {
+	if p.tools == nil {
+		return pt, false
 	}
-	types := map[string]bool{}
-	schemaTypes(schema, types, 0)
-	if len(types) == 0 {
-		return raw, nil
+	t := p.tools[tool]
+	if t == nil {
+		return pt, false
+	}
+	if pt, ok := t.params[name]; ok {
+		return pt, true
+	}
+	props := t.properties()
+	if props != nil {
+		if s, ok := props.Get(name); ok {
+			set := map[string]bool{}
+			schemaTypes(s, set, 0)
+			pt.known = true
+			for _, n := range typeNames {
+				if set[n.name] {
+					pt.types |= n.t
+				}
+			}
+		}
+	}
+	if t.params == nil {
+		t.params = map[string]paramTypes{}
+	}
+	if len(t.params) < maxCachedParams {
+		t.params[name] = pt
+	}
+	return pt, true
+}
+
+// maxCachedParams bounds the parameters remembered per tool (names come
+// from the model, which may invent any number).
+const maxCachedParams = 256
+
+// appendRawValue appends a raw-text parameter value, decoded by its
+// schema, as JSON. Without a schema the text is kept as a string.
+func (p *Parser) appendRawValue(dst []byte, tool, name, raw string) ([]byte, *Error) {
+	pt, _ := p.types(tool, name)
+	types := pt.types
+	if !pt.known || types == 0 {
+		return appendString(dst, raw), nil
 	}
 	t := strings.TrimSpace(raw)
 	lenient := !p.opts.Strict
-	if types["null"] && (t == "null" || lenient && t == "None") {
-		return nil, nil
+	if types&tNull != 0 && (t == "null" || lenient && t == "None") {
+		return append(dst, "null"...), nil
 	}
-	if types["boolean"] {
+	if types&tBoolean != 0 {
 		switch {
 		case t == "true" || lenient && strings.EqualFold(t, "true"):
-			return true, nil
+			return append(dst, "true"...), nil
 		case t == "false" || lenient && strings.EqualFold(t, "false"):
-			return false, nil
+			return append(dst, "false"...), nil
 		}
 	}
-	if types["integer"] && validNumber(t) && !strings.ContainsAny(t, ".eE") {
-		return json.Number(t), nil
+	if types&tInteger != 0 && validNumber(t) && !strings.ContainsAny(t, ".eE") {
+		return append(dst, t...), nil
 	}
-	if types["number"] && validNumber(t) {
-		return json.Number(t), nil
+	if types&tNumber != 0 && validNumber(t) {
+		return append(dst, t...), nil
 	}
-	if types["array"] || types["object"] {
+	if types&(tArray|tObject) != 0 && t != "" && (t[0] == '[' && types&tArray != 0 || t[0] == '{' && types&tObject != 0) {
+		// Plain JSON is copied compact; anything else goes through
+		// relaxed, with its repairs.
+		if out, end, ok := compactValue(dst, t, 0, 0); ok && end == len(t) {
+			return out, nil
+		}
 		r := relaxed{s: t, strict: p.opts.Strict}
 		if v, err := r.value(); err == nil {
 			r.ws()
 			if r.i == len(r.s) {
 				switch v.(type) {
 				case []any:
-					if types["array"] {
-						return v, nil
+					if types&tArray != 0 {
+						return appendJSON(dst, v), nil
 					}
 				case *chat.Object:
-					if types["object"] {
-						return v, nil
+					if types&tObject != 0 {
+						return appendJSON(dst, v), nil
 					}
 				}
 			}
 		}
 	}
-	if types["string"] {
-		return raw, nil
+	if types&tString != 0 {
+		return appendString(dst, raw), nil
 	}
-	want := make([]string, 0, len(types))
-	for _, k := range []string{"null", "boolean", "integer", "number", "array", "object"} {
-		if types[k] {
-			want = append(want, k)
+	want := make([]string, 0, len(typeNames))
+	for _, n := range typeNames[:6] {
+		if types&n.t != 0 {
+			want = append(want, n.name)
 		}
 	}
 	shown := t
 	if len(shown) > 40 {
 		shown = shown[:40] + "…"
 	}
-	return raw, &Error{Kind: KindBadValue, Message: fmt.Sprintf("parameter %q of %s must be %s, got %q", name, tool, strings.Join(want, " or "), shown)}
+	return appendString(dst, raw), &Error{Kind: KindBadValue, Message: fmt.Sprintf("parameter %q of %s must be %s, got %q", name, tool, strings.Join(want, " or "), shown)}
+}
+
+// toolName returns name as the catalog's own string when the catalog has
+// it, so that a name read from the block does not keep the block alive.
+func (p *Parser) toolName(name string) string {
+	if t := p.tools[name]; t != nil {
+		return t.name
+	}
+	return name
 }

@@ -3,6 +3,7 @@ package parse
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Syntax describes a tool-call syntax that is not one of the named formats:
@@ -49,8 +50,9 @@ type Syntax struct {
 	// SectionOpen and SectionClose wrap all the calls of one turn; both ""
 	// when there is no section.
 	SectionOpen, SectionClose string
-	// CallOpen opens one call; it is required unless Body is a JSON list or
-	// a Python list inside a section (then SectionOpen must be set).
+	// CallOpen opens one call; it is required unless Body is JSON (objects
+	// back to back, or a list) or a Python list inside a section (then
+	// SectionOpen must be set).
 	CallOpen string
 	// CallClose closes one call; "" when a call ends at the next CallOpen,
 	// at SectionClose, or at the end of the output.
@@ -172,13 +174,21 @@ func (s Syntax) Validate() error {
 		return bad("unknown body shape %d", uint8(s.Body))
 	}
 	if s.CallOpen == "" {
-		listInSection := (s.Body == BodyJSONList || s.Body == BodyPythonList) && s.SectionOpen != ""
-		if !listInSection {
-			return bad("CallOpen is required unless a list body sits in a section")
+		valuesInSection := (s.Body == BodyJSONList || s.Body == BodyPythonList || s.Body == BodyJSON) && s.SectionOpen != ""
+		if !valuesInSection {
+			return bad("CallOpen is required unless JSON or a Python list sits in a section")
 		}
 	}
 	if (s.SectionOpen == "") != (s.SectionClose == "") && s.SectionClose != "" {
 		return bad("SectionClose without SectionOpen")
+	}
+	for _, m := range []struct{ field, v string }{{"CallOpen", s.CallOpen}, {"SectionOpen", s.SectionOpen}, {"KeyOpen", s.KeyOpen}, {"ValueClose", s.ValueClose}, {"ReasoningOpen", s.ReasoningOpen}, {"ReasoningClose", s.ReasoningClose}} {
+		if m.v != "" && strings.TrimSpace(m.v) == "" {
+			return bad("%s is only whitespace", m.field)
+		}
+	}
+	if s.Body == BodyPairs && strings.TrimSpace(s.KeyClose) == "" && strings.TrimSpace(s.ValueOpen) == "" {
+		return bad("nothing ends a key (KeyClose and ValueOpen are whitespace)")
 	}
 	if (s.ReasoningOpen == "") != (s.ReasoningClose == "") {
 		return bad("ReasoningOpen and ReasoningClose go together")

@@ -33,7 +33,7 @@
 //	p := registry.DefaultRetryPolicy()   // 3 consecutive mistakes, like Cline
 //	t := p.NewTracker(); d := t.Mistake(registry.MistakeInvalidArguments); t.Success(); t.NewTurn(); t.Stats()
 //
-//	findings := registry.Lint(tools)     // catalog review for `toolharness tools lint`
+//	findings := registry.Lint(tools, registry.LintOptions{}) // catalog review for `toolharness tools lint`
 //	registry.MistakeOf(kind) (Mistake, bool)  // which call failures count as model mistakes
 //
 // Approval: Options.Approver is an Approver (Approve(ctx, call) (bool,

@@ -77,8 +77,14 @@ func resolveFormat(req Request) (string, error) {
 	if format == "" {
 		format = req.Family.DefaultFormat
 	}
-	if err := checkFormat(format); err != nil {
-		return "", err
+	// A family's own native format needs no writer here: its template
+	// renders the catalog and the calls itself. That is how a template
+	// loaded from a model (its call syntax derived from it, package derive)
+	// is used in raw mode; any other format is written by this package.
+	if format != req.Family.NativeFormat {
+		if err := checkFormat(format); err != nil {
+			return "", err
+		}
 	}
 	if req.Family.PrintsDate && req.Now.IsZero() {
 		return "", fmt.Errorf("%w (family %s)", ErrNoClock, req.Family.Name)

@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-//go:embed families/*.yaml families/*.tmpl
+//go:embed families/*.yaml families/*.tmpl families/*.jinja
 var familyFS embed.FS
 
 // Family is one model family's chat template: its definition (a YAML file)
@@ -61,10 +61,20 @@ type Family struct {
 	// Quirks lists the official template's tool-loop defects and the stable
 	// alternative, for documentation.
 	Quirks []string `yaml:"quirks" json:"quirks,omitempty"`
-	// Template is the file name of the text/template under families/.
+	// Template is the file name of the template under families/: the
+	// official chat template itself (NAME.jinja, rendered by the Jinja
+	// engine) or, where the engine cannot match it, a text/template
+	// transliteration (NAME.tmpl). For a loaded template, its name.
 	Template string `yaml:"template" json:"template"`
+	// Tokenizer holds the special tokens the official template is
+	// rendered with (bos_token, eos_token), for .jinja templates.
+	Tokenizer SpecialTokens `yaml:"tokenizer" json:"tokenizer"`
+	// Conventions say how the official template expects its input.
+	Conventions Conventions `yaml:"conventions" json:"conventions"`
 
-	tmpl *template.Template
+	tmpl   *template.Template
+	jinja  *Jinja
+	ollama *OllamaTemplate
 }
 
 // Placement describes where a family's template puts tool material.
@@ -175,6 +185,12 @@ func loadFamily(file string) (Family, error) {
 	if err != nil {
 		return Family{}, fmt.Errorf("templates: %s: %w", file, err)
 	}
+	if strings.HasSuffix(f.Template, ".jinja") {
+		if f.jinja, err = CompileJinja(f.Name, string(src), f.Tokenizer); err != nil {
+			return Family{}, err
+		}
+		return f, nil
+	}
 	t, err := template.New(f.Template).Funcs(funcMap(f.Name)).Parse(string(src))
 	if err != nil {
 		return Family{}, fmt.Errorf("templates: %s: %w", f.Template, err)
@@ -185,6 +201,12 @@ func loadFamily(file string) (Family, error) {
 
 // Source returns the family's template text.
 func (f Family) Source() string {
+	if f.jinja != nil {
+		return f.jinja.Source()
+	}
+	if f.ollama != nil {
+		return f.ollama.text
+	}
 	src, _ := familyFS.ReadFile(path.Join("families", f.Template))
 	return string(src)
 }
@@ -192,11 +214,17 @@ func (f Family) Source() string {
 // Render renders in with the family's template, byte-identical to the
 // official template for the same input (in the family's native format).
 func (f Family) Render(in Input) (string, error) {
-	if f.tmpl == nil {
-		return "", fmt.Errorf("templates: family %q was not loaded with Lookup", f.Name)
-	}
 	if len(in.Messages) == 0 {
 		return "", fmt.Errorf("templates: %s: no messages to render", f.Name)
+	}
+	if f.jinja != nil {
+		return f.renderJinja(in)
+	}
+	if f.ollama != nil {
+		return f.ollama.Render(in.Messages, in.Tools)
+	}
+	if f.tmpl == nil {
+		return "", fmt.Errorf("templates: family %q was not loaded with Lookup or FamilyOf", f.Name)
 	}
 	d, err := newView(f, in)
 	if err != nil {
@@ -212,6 +240,10 @@ func (f Family) Render(in Input) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// Jinja returns the compiled chat template the family renders with (nil
+// for a transliterated family).
+func (f Family) Jinja() *Jinja { return f.jinja }
 
 // Definition returns the family's definition file (YAML) as written.
 func (f Family) Definition() string {

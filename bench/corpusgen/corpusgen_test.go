@@ -104,7 +104,8 @@ func TestLabelAgreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scored, err := bench.ScoreCorpus(bytes.NewReader(data), bench.CorpusOptions{Format: "auto", Parser: p})
+	scoredRes, err := bench.ScoreCorpus(bytes.NewReader(data), bench.CorpusOptions{Format: "auto", Parser: p})
+	scored := scoredRes.Records
 	if err != nil {
 		t.Fatal(err)
 	}

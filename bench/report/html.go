@@ -31,7 +31,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"kinds": func(m map[string]int) string {
 		return orDash(kinds(m))
 	},
-	"f2": func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"retries": MeanRetries,
 }).Parse(htmlTemplate))
 
 type pageData struct {

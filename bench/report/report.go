@@ -127,8 +127,19 @@ func CSV(w io.Writer, s bench.Summary, _ Meta) error {
 		if g.CacheReuse != nil {
 			cache = f(*g.CacheReuse)
 		}
-		row = append(row, f(g.MeanRetries), f(g.PromptTokensP50), f(g.PromptTokensP90), f(g.GeneratedTokensP50),
-			f(g.GeneratedTokensP90), f(g.TTFTP50), f(g.TTFTP95), f(g.TotalP50), f(g.TotalP95), cache, kinds(g.FailureKinds))
+		mean := ""
+		if g.FirstTry.Measured() { // the same cases as the retry counts
+			mean = f(g.MeanRetries)
+		}
+		// Percentiles are over positive samples only: 0 means none.
+		pct := func(x float64) string {
+			if x == 0 {
+				return ""
+			}
+			return f(x)
+		}
+		row = append(row, mean, pct(g.PromptTokensP50), pct(g.PromptTokensP90), pct(g.GeneratedTokensP50),
+			pct(g.GeneratedTokensP90), pct(g.TTFTP50), pct(g.TTFTP95), pct(g.TotalP50), pct(g.TotalP95), cache, kinds(g.FailureKinds))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -168,6 +179,15 @@ func Pct(r stats.Rate) string {
 	return fmt.Sprintf("%.1f%% [%.1f–%.1f]", 100*r.P, 100*r.Lo, 100*r.Hi)
 }
 
+// MeanRetries formats a group's mean retries, "–" when no case was
+// scored (every case failed with an error, or none had an expectation).
+func MeanRetries(g bench.Group) string {
+	if !g.FirstTry.Measured() {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", g.MeanRetries)
+}
+
 // shortPct is the point estimate only.
 func shortPct(r stats.Rate) string {
 	if !r.Measured() {
@@ -187,19 +207,19 @@ func Markdown(w io.Writer, s bench.Summary, m Meta) error {
 	if m.Source != "" {
 		fmt.Fprintf(&b, "%s\n\n", m.Source)
 	}
-	b.WriteString("Rates are percentages with 95% Wilson intervals; – means no case of that kind.\n\n")
-	b.WriteString("| model | format | mode | cases |")
+	b.WriteString("Rates are percentages with 95% Wilson intervals; – means no case of that kind. Cases that failed with a harness or server error (errors) are in no rate.\n\n")
+	b.WriteString("| model | format | mode | cases | errors |")
 	for _, c := range rateColumns[:7] {
 		fmt.Fprintf(&b, " %s |", c.title)
 	}
-	b.WriteString(" ≤3 retries | mean retries |\n|---|---|---|---:|")
+	b.WriteString(" ≤3 retries | mean retries |\n|---|---|---|---:|---:|")
 	b.WriteString(strings.Repeat("---:|", 9) + "\n")
 	for _, g := range s.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d |", mdCell(g.Model), mdCell(g.Format), mdCell(g.Mode), g.Cases)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |", mdCell(g.Model), mdCell(g.Format), mdCell(g.Mode), g.Cases, g.Errors)
 		for _, c := range rateColumns[:7] {
 			fmt.Fprintf(&b, " %s |", Pct(c.get(g)))
 		}
-		fmt.Fprintf(&b, " %s | %.2f |\n", Pct(g.Within3), g.MeanRetries)
+		fmt.Fprintf(&b, " %s | %s |\n", Pct(g.Within3), MeanRetries(g))
 	}
 	if hasTimings(s) {
 		b.WriteString("\n## Tokens and latency\n\n| model | format | mode | prompt tok p50 | generated tok p50 / p90 | TTFT ms p50 / p95 | total ms p50 / p95 | cache reuse |\n|---|---|---|---:|---:|---:|---:|---:|\n")

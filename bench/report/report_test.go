@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -162,5 +163,45 @@ func TestWriteAll(t *testing.T) {
 		if strings.Contains(string(html), bad) {
 			t.Errorf("report.html contains %q: it must be self-contained", bad)
 		}
+	}
+}
+
+// TestAllErrorsMeasuresNothing: a group whose every case failed with an
+// error (a dead server) shows its errors and no number anywhere: every
+// rate and the mean retries are "not measured".
+func TestAllErrorsMeasuresNothing(t *testing.T) {
+	var recs []bench.Record
+	for _, id := range []string{"a", "b", "c"} {
+		recs = append(recs, bench.Record{ID: id, Model: "m", Format: "hermes", Mode: "raw", Final: true,
+			Expected: []bench.ExpectedCall{{Name: "f"}}, Verdict: bench.VerdictError, Error: "cannot reach Ollama at http://127.0.0.1:9: connection refused"})
+	}
+	s := bench.Summarize(recs)
+	var table, md, csv, page strings.Builder
+	if err := Table(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, s, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CSV(&csv, s, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&page, s, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	number := regexp.MustCompile(`\d\.\d+%|\b0\.00\b`)
+	for name, out := range map[string]string{"table": table.String(), "markdown": md.String()} {
+		if m := number.FindString(out); m != "" {
+			t.Errorf("%s prints %q for a group with nothing measured:\n%s", name, m, out)
+		}
+	}
+	if !strings.Contains(table.String(), "3 of 3 case(s) failed with a harness or server error") {
+		t.Errorf("table does not say the cases failed:\n%s", table.String())
+	}
+	if row := strings.Split(strings.TrimSpace(csv.String()), "\n")[1]; !strings.HasPrefix(row, "m,hermes,raw,3,3,3,") || strings.Contains(row, "0.0000") {
+		t.Errorf("csv row %q", row)
+	}
+	if !strings.Contains(page.String(), "<td>3</td><td>3</td>") || strings.Contains(page.String(), "<td>0.00</td>") {
+		t.Errorf("html summary row lacks the errors or shows a mean")
 	}
 }

@@ -14,13 +14,15 @@ import (
 // of a corpus run) move to a header line, and the retry column is left out
 // when no case was retried.
 func Table(w io.Writer, s bench.Summary) error {
+	// With no groups at all the columns are those of a one-cell run, so
+	// an empty input prints the same columns as a corpus.
 	same := func(get func(bench.Group) string) bool {
 		for _, g := range s.Groups {
 			if get(g) != get(s.Groups[0]) {
 				return false
 			}
 		}
-		return len(s.Groups) > 0
+		return true
 	}
 	sameFormat := same(func(g bench.Group) string { return g.Format })
 	sameMode := same(func(g bench.Group) string { return g.Mode })
@@ -43,7 +45,7 @@ func Table(w io.Writer, s bench.Summary) error {
 	if retried {
 		success = "first try"
 	}
-	head = append(head, "n", "strict fail", "lenient fail", "schema inv.", "wrong tool", "missed call", "false call", success)
+	head = append(head, "n", "errors", "strict fail", "lenient fail", "schema inv.", "wrong tool", "missed call", "false call", success)
 	if retried {
 		head = append(head, "≤3 retries")
 	}
@@ -56,7 +58,7 @@ func Table(w io.Writer, s bench.Summary) error {
 		if !sameMode {
 			row = append(row, g.Mode)
 		}
-		row = append(row, fmt.Sprint(g.Cases), Pct(g.StrictFailure), Pct(g.LenientFailure), Pct(g.SchemaInvalid),
+		row = append(row, fmt.Sprint(g.Cases), fmt.Sprint(g.Errors), Pct(g.StrictFailure), Pct(g.LenientFailure), Pct(g.SchemaInvalid),
 			Pct(g.WrongTool), Pct(g.MissedCall), Pct(g.FalseCall), Pct(g.FirstTry))
 		if retried {
 			row = append(row, Pct(g.Within3))
@@ -73,7 +75,26 @@ func Table(w io.Writer, s bench.Summary) error {
 		}
 		fmt.Fprintf(w, "%s; rates in %% with 95%% Wilson intervals\n", strings.Join(parts, ", "))
 	}
-	return writeAligned(w, rows, left)
+	if err := writeAligned(w, rows, left); err != nil {
+		return err
+	}
+	return errorNote(w, s.Groups)
+}
+
+// errorNote says, under a table, how many cases failed in the harness or
+// server: they are in no rate, and a reader must not take "–" for zero.
+// (A case ends at its first error, so error records count cases.)
+func errorNote(w io.Writer, groups []bench.Group) error {
+	errs, cases := 0, 0
+	for _, g := range groups {
+		errs += g.Errors
+		cases += g.Cases
+	}
+	if errs == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "%d of %d case(s) failed with a harness or server error and are left out of every rate\n", errs, cases)
+	return err
 }
 
 // CompareTable writes one model's formats side by side: one column per
@@ -102,6 +123,11 @@ func CompareTable(w io.Writer, s bench.Summary, model string) error {
 		cases = append(cases, fmt.Sprint(g.Cases))
 	}
 	rows = append(rows, cases)
+	errs := []string{"errors"}
+	for _, g := range groups {
+		errs = append(errs, fmt.Sprint(g.Errors))
+	}
+	rows = append(rows, errs)
 	for _, c := range rateColumns {
 		row := []string{c.title}
 		for _, g := range groups {
@@ -111,10 +137,13 @@ func CompareTable(w io.Writer, s bench.Summary, model string) error {
 	}
 	mean := []string{"mean retries"}
 	for _, g := range groups {
-		mean = append(mean, fmt.Sprintf("%.2f", g.MeanRetries))
+		mean = append(mean, MeanRetries(g))
 	}
 	rows = append(rows, mean)
 	if err := writeAligned(w, rows, 1); err != nil {
+		return err
+	}
+	if err := errorNote(w, groups); err != nil {
 		return err
 	}
 	var any bool

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/templates"
 
 	"github.com/toolharness/toolharness/backend"
@@ -53,30 +54,34 @@ func newBackendWith(f backendFlags) (backend.Backend, error) {
 
 // detectTemplate finds the family of an Ollama model from its template;
 // anything else (or a template nobody recognises) gets chatml, with a
-// notice, since the family decides the prompt's exact bytes.
-func detectTemplate(ctx context.Context, kind, host, model string, errw io.Writer) string {
+// notice, since the family decides the prompt's exact bytes. A server
+// that cannot be reached is an error, not a reason to guess.
+func detectTemplate(ctx context.Context, kind, host, model string, errw io.Writer) (string, error) {
 	const fallback = "chatml"
 	if kind != "ollama" && kind != "" {
 		fmt.Fprintf(errw, "toolharness: no --template given; using %s (pass --template to match the model)\n", fallback)
-		return fallback
+		return fallback, nil
 	}
 	u, err := parseURL(host)
 	if err != nil {
-		return fallback
+		return "", fmt.Errorf("--host %s: %w", host, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	show, err := api.NewClient(u, &http.Client{}).Show(ctx, &api.ShowRequest{Model: model})
+	if re := reach.FromError(err, kind, host); re != nil {
+		return "", re
+	}
 	if err != nil {
 		fmt.Fprintf(errw, "toolharness: cannot read the template of %s (%v); using %s\n", model, err, fallback)
-		return fallback
+		return fallback, nil
 	}
 	fam, ok := familyOfTemplate(show.Template)
 	if !ok {
 		fmt.Fprintf(errw, "toolharness: the template of %s is not one toolharness recognises; using %s (pass --template)\n", model, fallback)
-		return fallback
+		return fallback, nil
 	}
-	return fam
+	return fam, nil
 }
 
 func familyOfTemplate(text string) (string, bool) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,24 +18,24 @@ import (
 	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/registry"
-	"github.com/toolharness/toolharness/registry/builtin"
-	"github.com/toolharness/toolharness/registry/mcp"
+	"github.com/toolharness/toolharness/render"
+	"github.com/toolharness/toolharness/templates"
 )
 
 // agentFlags are the flags run and chat share.
 func agentFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "backend", Value: "ollama", Usage: "server kind: ollama, llamacpp or openai (any OpenAI-compatible /v1 server)"},
+	return append([]cli.Flag{
+		hostFlag(),
+		backendFlag(),
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "bearer token for --backend openai or llamacpp"},
 		&cli.StringFlag{Name: "quirks", Usage: "with --backend openai: `ollama` for Ollama's /v1 (templated /v1/completions: chat mode only)"},
-		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, EnvVars: []string{"TOOLHARNESS_MODEL"}, Usage: "model name on the server (required)"},
+		modelFlag(),
 		&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (toolharness renders the whole prompt) or chat (the server applies its template)"},
 		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: detected from the Ollama model's template, else chatml"},
-		&cli.StringFlag{Name: "format", Usage: "tool-call format (xml, hermes, json, mistral, qwen3-coder, pythonic, harmony, tags); default: the family's"},
-		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash, or a catalog FILE.json (declared only: calls get an error result); comma-separated or repeated"},
-		&cli.StringSliceFlag{Name: "mcp", Usage: "an MCP server: `SPEC` is [NAME=]COMMAND ARGS… or [NAME=]http(s)://URL (repeatable)"},
-		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "the directory file tools are confined to"},
+		&cli.StringFlag{Name: "format", Usage: "tool-call format (" + strings.Join(render.Formats(), ", ") + "); default: the family's"},
+	}, append(toolFlags(),
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain every generation to a JSON Schema of the calls (Ollama format, llama.cpp json_schema)"},
 		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
 		&cli.BoolFlag{Name: "require-call", Usage: "the first reply to each message must be a tool call (nudged once, or constrained)"},
@@ -55,7 +54,70 @@ func agentFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "task", Usage: "add the task tool: sub-agents with the read-only tools"},
 		&cli.BoolFlag{Name: "strict", Usage: "parse calls strictly (no repairs)"},
 		&cli.BoolFlag{Name: "verbatim", Usage: "no framing protection of untrusted text (byte-identical to the official template)"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, stop, calls, retries, error"},
+	)...)
+}
+
+// modelFlag is --model, -m, on every command that names one model.
+func modelFlag() cli.Flag {
+	return &cli.StringFlag{Name: "model", Aliases: []string{"m"}, EnvVars: []string{"TOOLHARNESS_MODEL"}, Usage: "model `NAME` on the server (required)"}
+}
+
+// backendKinds are the --backend values.
+var backendKinds = []string{"ollama", "llamacpp", "openai"}
+
+// backendFlag is --backend, the same on run, chat, bench run and compare.
+func backendFlag() cli.Flag {
+	return &cli.StringFlag{Name: "backend", Value: "ollama", Usage: "server kind: ollama, llamacpp or openai (any OpenAI-compatible /v1 server)"}
+}
+
+// checkAgentFlags checks every flag of run and chat that can be checked
+// without the server.
+func checkAgentFlags(c *cli.Context) error {
+	if c.String("model") == "" {
+		return usageError(c, "--model is required (or TOOLHARNESS_MODEL)")
 	}
+	if err := checkChoice(c, "backend", c.String("backend"), backendKinds); err != nil {
+		return err
+	}
+	if err := checkChoice(c, "mode", c.String("mode"), []string{string(backend.ModeRaw), string(backend.ModeChat)}); err != nil {
+		return err
+	}
+	if err := checkChoice(c, "quirks", c.String("quirks"), []string{"ollama"}); err != nil {
+		return err
+	}
+	if t := c.String("template"); t != "" {
+		if _, err := templates.Lookup(t); err != nil {
+			return usageError(c, "--template %q: want one of %s", t, strings.Join(templates.Names(), ", "))
+		}
+	}
+	if err := promptFormat(c, "format", c.String("format")); err != nil {
+		return err
+	}
+	if c.Bool("yes") && c.Bool("deny") {
+		return usageError(c, "--yes and --deny exclude each other")
+	}
+	if err := nonNegative(c, "max-turns", "max-retries", "max-tokens", "num-ctx", "constrained-max-string", "stall-timeout"); err != nil {
+		return err
+	}
+	if c.Int("max-turns") == 0 {
+		return usageError(c, "--max-turns 0: a message needs at least one generation")
+	}
+	if err := checkFileArg(c.String("instructions")); err != nil {
+		return usageError(c, "--instructions %v", err)
+	}
+	if f := c.String("trace"); f != "" {
+		// The file is created when the session starts; its folder must be there.
+		if fi, err := os.Stat(filepath.Dir(f)); err != nil || !fi.IsDir() {
+			return usageError(c, "--trace %s: no directory %s", f, filepath.Dir(f))
+		}
+	}
+	if d := c.String("skills"); d != "" {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return usageError(c, "--skills %s: not a directory", d)
+		}
+	}
+	return nil
 }
 
 // session is a built session and what must be closed after it.
@@ -74,19 +136,18 @@ func (s *session) Close() error {
 }
 
 // buildSession wires the flags to the packages. in is where approvals are
-// read from on a terminal.
+// read from on a terminal. Every flag and file is checked, and the server
+// probed, before the first request, so a mistake or a missing server is
+// one line.
 func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *lineReader, errw io.Writer) (*session, error) {
-	model := c.String("model")
-	if model == "" {
-		return nil, errors.New("--model is required (or TOOLHARNESS_MODEL)")
+	if err := checkAgentFlags(c); err != nil {
+		return nil, err
 	}
-	mode := backend.Mode(c.String("mode"))
-	if mode != backend.ModeRaw && mode != backend.ModeChat {
-		return nil, fmt.Errorf("--mode %q: want raw or chat", mode)
+	tools, err := readToolSet(c)
+	if err != nil {
+		return nil, err
 	}
-	if c.Bool("yes") && c.Bool("deny") {
-		return nil, errors.New("--yes and --deny exclude each other")
-	}
+	model, kind, host := c.String("model"), c.String("backend"), serverHost(c)
 	s := &session{model: model}
 	ok := false
 	defer func() {
@@ -94,27 +155,23 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			s.Close()
 		}
 	}()
-	host := normalizeHost(c.String("host"))
-	b, err := newBackendWith(backendFlags{kind: c.String("backend"), host: host, apiKey: c.String("api-key"),
+	b, err := newBackendWith(backendFlags{kind: kind, host: host, apiKey: c.String("api-key"),
 		quirks: c.String("quirks"), stall: c.Duration("stall-timeout")})
 	if err != nil {
 		return nil, err
 	}
+	if err := reach.Probe(ctx, kind, host, probeTimeout); err != nil {
+		return nil, err
+	}
 	tmpl := c.String("template")
 	if tmpl == "" {
-		tmpl = detectTemplate(ctx, c.String("backend"), host, model, errw)
+		if tmpl, err = detectTemplate(ctx, kind, host, model, errw); err != nil {
+			return nil, err
+		}
 	}
 	r, err := agent.NewRenderer(agent.RendererOptions{Template: tmpl, Format: c.String("format"), Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
 	if err != nil {
 		return nil, err
-	}
-
-	ws := c.String("workspace")
-	if abs, err := filepath.Abs(ws); err == nil {
-		ws = abs
-	}
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("--workspace %s: not a directory", ws)
 	}
 	var approver registry.Approver
 	switch {
@@ -129,45 +186,22 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 		Coerce: agent.CoercesValues(r.Format()), Approver: approver,
 		FormatCall: r.FormatCall, RenderCatalog: r.Catalog,
 	})
-	if err := addTools(ctx, reg, s, c.StringSlice("tools"), c.StringSlice("mcp"), ws); err != nil {
+	if err := tools.register(reg, true); err != nil {
 		return nil, err
 	}
-
-	opts := backend.Options{NumCtx: c.Int("num-ctx"), MaxTokens: c.Int("max-tokens")}
-	if t := c.Float64("temperature"); t >= 0 {
-		opts.Temperature = &t
+	closeMCP, err := tools.connectMCP(ctx, reg, false)
+	s.closers = append(s.closers, closeMCP)
+	if err != nil {
+		return nil, err
 	}
-	if sd := c.Int("seed"); sd != 0 {
-		opts.Seed = &sd
-	}
-	cfg := agent.Config{
-		Backend: b, Model: model, Mode: mode, Renderer: r, Tools: agent.RegistryTools(reg),
-		Workspace: ws, Constrained: c.Bool("constrained"), RequireCall: c.Bool("require-call"),
-		ConstrainMaxString: c.Int("constrained-max-string"),
-		MaxTurns:           c.Int("max-turns"), MaxRetries: c.Int("max-retries"), Options: opts, Hooks: hooks,
-	}
-	if c.Int("max-retries") == 0 {
-		cfg.MaxRetries = -1 // no retries at all
-	}
-	if f := c.String("instructions"); f != "" {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("--instructions: %w", err)
-		}
-		cfg.Instructions, cfg.InstructionsSource = string(data), filepath.Base(f)
-	}
-	if d := c.String("skills"); d != "" {
-		if cfg.Skills, err = agent.LoadSkills(d); err != nil {
-			return nil, err
-		}
-	}
-	if c.Bool("task") {
-		cfg.Subagent = &agent.SubagentConfig{Tools: agent.Subset(cfg.Tools, func(name string) bool { return !reg.SideEffects(name) })}
+	cfg, err := agentConfig(c, b, r, reg, tools.workspace, hooks)
+	if err != nil {
+		return nil, err
 	}
 	if f := c.String("trace"); f != "" {
 		tf, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, fmt.Errorf("--trace: %w", err)
+			return nil, fmt.Errorf("--trace %s: %w", f, unwrapPath(err))
 		}
 		s.closers = append(s.closers, tf.Close)
 		cfg.Trace = tf
@@ -179,57 +213,44 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	return s, nil
 }
 
-// addTools registers the --tools and --mcp tools.
-func addTools(ctx context.Context, reg *registry.Registry, s *session, specs, servers []string, ws string) error {
-	var groups []string
-	for _, spec := range splitList(specs) {
-		if g, ok := strings.CutPrefix(spec, "builtin:"); ok {
-			groups = append(groups, g)
-			continue
-		}
-		tools, err := chat.ReadToolsFile(spec)
-		if err != nil {
-			return fmt.Errorf("--tools %s: %w", spec, err)
-		}
-		for _, t := range tools {
-			name, file := t.Name, spec
-			h := func(context.Context, json.RawMessage) (string, error) {
-				return "", fmt.Errorf("tool %q is only declared (in %s); this session cannot run it", name, file)
-			}
-			if err := reg.Register(registry.Spec{Tool: t, Handler: h}); err != nil {
-				return err
-			}
-		}
-	}
-	if len(groups) > 0 {
-		if err := builtin.RegisterGroups(reg, groups, builtin.Options{Workspace: ws}); err != nil {
-			return err
-		}
-	}
-	for _, spec := range servers {
-		srv, err := mcp.ParseServer(spec)
-		if err != nil {
-			return err
-		}
-		conn, err := mcp.Load(ctx, reg, srv)
-		if err != nil {
-			return err
-		}
-		s.closers = append(s.closers, conn.Close)
-	}
-	return nil
-}
+// probeTimeout bounds the check that the server is there.
+const probeTimeout = 10 * time.Second
 
-func splitList(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
+// agentConfig is the agent's configuration from the flags.
+func agentConfig(c *cli.Context, b backend.Backend, r agent.Renderer, reg *registry.Registry, ws string, hooks agent.Hooks) (agent.Config, error) {
+	opts := backend.Options{NumCtx: c.Int("num-ctx"), MaxTokens: c.Int("max-tokens")}
+	if t := c.Float64("temperature"); t >= 0 {
+		opts.Temperature = &t
+	}
+	if sd := c.Int("seed"); sd != 0 {
+		opts.Seed = &sd
+	}
+	cfg := agent.Config{
+		Backend: b, Model: c.String("model"), Mode: backend.Mode(c.String("mode")), Renderer: r, Tools: agent.RegistryTools(reg),
+		Workspace: ws, Constrained: c.Bool("constrained"), RequireCall: c.Bool("require-call"),
+		ConstrainMaxString: c.Int("constrained-max-string"),
+		MaxTurns:           c.Int("max-turns"), MaxRetries: c.Int("max-retries"), Options: opts, Hooks: hooks,
+	}
+	if c.Int("max-retries") == 0 {
+		cfg.MaxRetries = -1 // no retries at all
+	}
+	if f := c.String("instructions"); f != "" {
+		data, err := readFileArg(c, "--instructions", f)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Instructions, cfg.InstructionsSource = string(data), filepath.Base(f)
+	}
+	if d := c.String("skills"); d != "" {
+		var err error
+		if cfg.Skills, err = agent.LoadSkills(d); err != nil {
+			return cfg, err
 		}
 	}
-	return out
+	if c.Bool("task") {
+		cfg.Subagent = &agent.SubagentConfig{Tools: agent.Subset(cfg.Tools, func(name string) bool { return !reg.SideEffects(name) })}
+	}
+	return cfg, nil
 }
 
 // lineReader reads lines from stdin for chat messages and approvals alike.

@@ -1,14 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/bench/report"
-	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/urfave/cli/v2"
 )
@@ -37,23 +36,29 @@ func benchCorpusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "corpus",
 		Usage: "score recorded raw outputs (no model server needed)",
-		UsageText: `toolharness bench corpus [--format F|auto] [--in records.jsonl] [--tools tools.json] [--out DIR] [--json]
+		UsageText: `toolharness bench corpus [--format F|auto] [--in records.jsonl|-] [--tools tools.json] [--out DIR] [--json]
 
 Each input line is a parse --jsonl record: {"id", "raw", "tools"?} plus optional "model",
 "expected" ([{"name", "args"?}]) and "expect_no_call". Results are grouped by model.
+Unreadable lines are counted, reported on stderr and recorded as errors (in no rate); an input
+with no readable line fails. Records with no catalog of their own and no --tools are reported:
+their calls name unknown tools and count as schema-invalid.
 
 Example:
    toolharness bench corpus --in testdata/bench/corpus.jsonl --out /tmp/report`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "tool-call format of the outputs (" + strings.Join(parse.Formats(), ", ") + ")"},
 			&cli.StringFlag{Name: "in", Value: defaultCorpus, Usage: "records file (JSON lines); - reads stdin"},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog for records without their own tools"},
+			&cli.StringSliceFlag{Name: "tools", Usage: "tool catalog `FILE` (or builtin:fs) for records without their own tools"},
 			&cli.StringFlag{Name: "model", Value: "unknown", Usage: "model name for records without one"},
 			&cli.StringFlag{Name: "out", Usage: "write results.jsonl, summary.{json,csv,md} and report.html here"},
 			&cli.BoolFlag{Name: "no-validate", Usage: "skip JSON Schema validation of the arguments"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON instead of the table"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := checkChoice(c, "format", c.String("format"), parse.Formats()); err != nil {
+				return err
+			}
 			parser, err := bench.NewParser(c.String("format"))
 			if err != nil {
 				return err
@@ -62,34 +67,56 @@ Example:
 			if !c.Bool("no-validate") {
 				opts.Validator = bench.NewRegistryValidator()
 			}
-			if p := c.String("tools"); p != "" {
-				if opts.Tools, err = chat.ReadToolsFile(p); err != nil {
-					return err
-				}
-			}
-			in := c.App.Reader
-			if path := c.String("in"); path != "-" {
-				f, err := os.Open(path)
-				if err != nil {
-					if path == defaultCorpus {
-						return fmt.Errorf("bench: %w (run from the repository root, or give --in)", err)
-					}
-					return fmt.Errorf("bench: %w", err)
-				}
-				defer f.Close()
-				in = f
-			}
-			recs, err := bench.ScoreCorpus(in, opts)
+			path := c.String("in")
+			in, closeIn, err := inputArg(c, path)
 			if err != nil {
+				if path == defaultCorpus && !c.IsSet("in") {
+					return fmt.Errorf("%w (run from the repository root, or give --in)", err)
+				}
 				return err
 			}
+			defer closeIn()
+			if opts.Tools, err = localToolsFlag(c); err != nil {
+				return err
+			}
+			res, err := bench.ScoreCorpus(in, opts)
+			if errors.Is(err, bench.ErrNoRecords) {
+				// The sentinel's words are for programs; the line says it.
+				return fmt.Errorf("%s: %s", displayName(path), strings.TrimPrefix(err.Error(), bench.ErrNoRecords.Error()+": "))
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", displayName(path), err)
+			}
+			reportCorpusInput(c, path, res)
 			meta := report.Meta{
 				Title:     "toolharness bench corpus",
-				Source:    fmt.Sprintf("%d recorded outputs from %s, format %s", len(recs), c.String("in"), c.String("format")),
+				Source:    fmt.Sprintf("%d recorded outputs from %s, format %s", len(res.Records), displayName(path), c.String("format")),
 				Generated: time.Now().UTC().Format(time.RFC3339),
 			}
-			return finishBench(c, recs, meta)
+			return finishBench(c, res.Records, meta)
 		},
+	}
+}
+
+// reportCorpusInput says on stderr what of the input could not be scored
+// as asked: unreadable lines (the first few by number) and records scored
+// without any catalog.
+func reportCorpusInput(c *cli.Context, path string, res bench.CorpusResult) {
+	w := c.App.ErrWriter
+	if n := len(res.Unreadable); n > 0 {
+		const shown = 3
+		fmt.Fprintf(w, "toolharness: %s: %d of %d line(s) unreadable, recorded as errors:", displayName(path), n, len(res.Records))
+		for i, e := range res.Unreadable {
+			if i == shown {
+				fmt.Fprintf(w, " …")
+				break
+			}
+			fmt.Fprintf(w, " %s;", e.Message)
+		}
+		fmt.Fprintln(w)
+	}
+	if res.NoCatalog > 0 {
+		fmt.Fprintf(w, "toolharness: %d record(s) have no tools and no --tools was given: every call they make names an unknown tool and counts as schema-invalid\n", res.NoCatalog)
 	}
 }
 
@@ -130,10 +157,11 @@ func benchReportCommand() *cli.Command {
 
 Example:
    toolharness bench report /tmp/run`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON instead of the table"}},
+		ArgsUsage: "DIR",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON instead of the table"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return fmt.Errorf("bench report: give exactly one directory")
+				return usageError(c, "give exactly one results directory")
 			}
 			dir := c.Args().First()
 			recs, err := bench.ReadResults(dir)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/toolharness/toolharness/bench/bfcl"
 	"github.com/toolharness/toolharness/chat"
@@ -13,21 +12,23 @@ func benchImportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "import-bfcl",
 		Usage: "convert BFCL v1 questions into a suite file (JSON) for bench run --suite",
-		UsageText: `toolharness bench import-bfcl [--name N] QUESTIONS.jsonl > suite.json
+		UsageText: `toolharness bench import-bfcl [--name N] QUESTIONS.jsonl|- > suite.json
 
 Example:
-   toolharness bench import-bfcl testdata/bench/bfcl_v1_sample.jsonl > /tmp/bfcl.json`,
-		Flags: []cli.Flag{&cli.StringFlag{Name: "name", Value: "bfcl", Usage: "suite name"}},
+   toolharness bench import-bfcl testdata/bench/bfcl_v1_sample.jsonl > /tmp/bfcl.json
+   head -20 questions.jsonl | toolharness bench import-bfcl - > /tmp/bfcl.json`,
+		ArgsUsage: "QUESTIONS.jsonl",
+		Flags:     []cli.Flag{&cli.StringFlag{Name: "name", Value: "bfcl", Usage: "suite name"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return fmt.Errorf("bench import-bfcl: give one questions file")
+				return usageError(c, "give one questions file (- reads stdin)")
 			}
-			f, err := os.Open(c.Args().First())
+			in, closeIn, err := inputArg(c, c.Args().First())
 			if err != nil {
-				return fmt.Errorf("bench: %w", err)
+				return err
 			}
-			defer f.Close()
-			res, err := bfcl.Import(f, c.String("name"))
+			defer closeIn()
+			res, err := bfcl.Import(in, c.String("name"))
 			if err != nil {
 				return err
 			}

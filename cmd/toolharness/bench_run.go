@@ -13,6 +13,7 @@ import (
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/bench/report"
+	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -20,9 +21,10 @@ import (
 // liveFlags are the flags shared by `bench run` and `compare`.
 func liveFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice("auto"), Usage: "tool-call formats, comma-separated (auto = the model family's native one)"},
+		hostFlag(),
+		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice("auto"), Usage: "tool-call formats, comma-separated: auto (the model family's native one), " + strings.Join(bench.Formats(), ", ")},
 		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt) and/or chat (the server templates messages)"},
-		&cli.StringFlag{Name: "suite", Usage: "suite file (YAML or JSON); default: the built-in suite"},
+		&cli.StringFlag{Name: "suite", Usage: "suite `FILE` (YAML or JSON; - reads stdin); default: the built-in suite"},
 		&cli.IntFlag{Name: "repeats", Value: 1, Usage: "run each case N times"},
 		&cli.Float64Flag{Name: "temperature", Value: 0, Usage: "sampling temperature"},
 		&cli.IntFlag{Name: "seed", Value: -1, Usage: "sampling seed (-1: server default)"},
@@ -33,7 +35,7 @@ func liveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
 		&cli.StringSliceFlag{Name: "endpoint", Usage: "model server URL, repeatable; URL#N runs N cases there at once (default: --host)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "cases at once per endpoint without #N"},
-		&cli.StringFlag{Name: "backend", Value: "ollama", Usage: "server kind: ollama or llamacpp"},
+		backendFlag(),
 		&cli.StringFlag{Name: "template", Usage: "template family for every model (default: detected from the Ollama model)"},
 		&cli.DurationFlag{Name: "stall-timeout", Value: 2 * time.Minute, Usage: "fail a generation that receives nothing for this long"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the results in --out without repeating finished cases"},
@@ -61,38 +63,78 @@ Examples:
 			&cli.StringFlag{Name: "out", Value: "bench-results", Usage: "results directory"},
 		),
 		Action: func(c *cli.Context) error {
-			_, err := runLive(c, splitList(c.StringSlice("models")), c.String("out"))
+			lr, err := checkLive(c, splitList(c.StringSlice("models")))
+			if err != nil {
+				return err
+			}
+			_, err = runLive(c, lr, c.String("out"))
 			return err
 		},
 	}
 }
 
-// runLive runs the matrix and writes the reports; it returns the summary.
-func runLive(c *cli.Context, models []string, out string) (bench.Summary, error) {
-	cells, err := bench.ParseCells(models, splitList(c.StringSlice("formats")), splitList(c.StringSlice("modes")))
-	if err != nil {
-		return bench.Summary{}, err
+// liveRun is a checked bench run or compare: everything the flags ask
+// for, read before any network call.
+type liveRun struct {
+	cells     []bench.Cell
+	suite     bench.Suite
+	endpoints []bench.Endpoint
+}
+
+// checkLive checks every flag of bench run and compare.
+func checkLive(c *cli.Context, models []string) (liveRun, error) {
+	var lr liveRun
+	if err := checkChoice(c, "backend", c.String("backend"), backendKinds); err != nil {
+		return lr, err
 	}
-	suite, err := bench.DefaultSuite()
+	if t := c.String("template"); t != "" {
+		if _, err := templates.Lookup(t); err != nil {
+			return lr, usageError(c, "--template %q: want one of %s", t, strings.Join(templates.Names(), ", "))
+		}
+	}
+	if err := nonNegative(c, "repeats", "max-tokens", "num-ctx", "max-retries", "constrained-max-string", "concurrency", "stall-timeout", "temperature"); err != nil {
+		return lr, err
+	}
+	if c.IsSet("repeats") && c.Int("repeats") == 0 {
+		return lr, usageError(c, "--repeats 0: run each case at least once")
+	}
+	if c.IsSet("concurrency") && c.Int("concurrency") == 0 {
+		return lr, usageError(c, "--concurrency 0: run at least one case at a time")
+	}
+	var err error
+	if lr.cells, err = bench.ParseCells(models, splitList(c.StringSlice("formats")), splitList(c.StringSlice("modes"))); err != nil {
+		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
+	}
 	if p := c.String("suite"); p != "" {
-		suite, err = bench.ReadSuiteFile(p)
+		data, err := readFileArg(c, "--suite", p)
+		if err != nil {
+			return lr, err
+		}
+		if lr.suite, err = bench.ParseSuite(data); err != nil {
+			return lr, fmt.Errorf("%s: %s", displayName(p), strings.TrimPrefix(err.Error(), "bench: "))
+		}
+	} else if lr.suite, err = bench.DefaultSuite(); err != nil {
+		return lr, err
 	}
-	if err != nil {
-		return bench.Summary{}, err
+	if lr.endpoints, err = parseEndpoints(c); err != nil {
+		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
 	}
-	endpoints, err := parseEndpoints(c)
-	if err != nil {
-		return bench.Summary{}, err
-	}
+	return lr, nil
+}
+
+// runLive runs the matrix and writes the reports; it returns the summary.
+// A run with error cases, or endpoints that stopped, writes everything it
+// has and then fails with one line per stopped endpoint and a count.
+func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	driver, err := newAgentDriver(ctx, c, endpoints)
+	driver, err := newAgentDriver(ctx, c, lr.endpoints)
 	if err != nil {
 		return bench.Summary{}, err
 	}
 	printer := &bench.ProgressPrinter{W: c.App.ErrWriter, Terminal: benchIsTerminal(c.App.ErrWriter)}
 	res, err := bench.Run(ctx, bench.RunConfig{
-		Suite: suite, Cells: cells, Repeats: c.Int("repeats"), Endpoints: endpoints, Driver: driver,
+		Suite: lr.suite, Cells: lr.cells, Repeats: c.Int("repeats"), Endpoints: lr.endpoints, Driver: driver,
 		Out: out, Resume: c.Bool("resume"), Progress: printer.Update,
 	})
 	if err != nil {
@@ -100,14 +142,17 @@ func runLive(c *cli.Context, models []string, out string) (bench.Summary, error)
 	}
 	s := bench.Summarize(res.Records)
 	meta := report.Meta{
-		Title:     "toolharness bench run",
-		Source:    fmt.Sprintf("suite %s, %d cases × %d cells × %d repeats, %d endpoints", suite.Name, len(suite.Cases), len(cells), max(c.Int("repeats"), 1), len(endpoints)),
+		Title: "toolharness bench run",
+		Source: fmt.Sprintf("suite %s, %d cases × %d cells × %d repeats, %d endpoints", lr.suite.Name, len(lr.suite.Cases), len(lr.cells),
+			max(c.Int("repeats"), 1), len(lr.endpoints)),
 		Generated: time.Now().UTC().Format(time.RFC3339),
 	}
 	if err := report.WriteAll(out, s, meta); err != nil {
 		return s, err
 	}
-	if c.Command.Name == "run" {
+	// A table of dashes says nothing when no case was measured (the
+	// servers are not there): the failure line says it all.
+	if c.Command.Name == "run" && (hasGroups(s) || res.Errors == 0) {
 		if err := printSummary(c, s, meta); err != nil {
 			return s, err
 		}
@@ -116,13 +161,39 @@ func runLive(c *cli.Context, models []string, out string) (bench.Summary, error)
 		return s, cli.Exit(fmt.Sprintf("bench: interrupted after %d new cases (%d before); results and reports are in %s; continue with --resume",
 			res.Done, res.Skipped, out), 130)
 	}
-	return s, nil
+	return s, runFailure(c, res, out)
+}
+
+// runFailure is the exit error of a run that finished with errors. When
+// nothing was measured because the servers are not there, it is the
+// server's line itself; otherwise each stopped endpoint gets a line on
+// stderr and the error counts what failed and what did not run.
+func runFailure(c *cli.Context, res bench.RunResult, out string) error {
+	if res.Errors == 0 && res.NotRun == 0 {
+		return nil
+	}
+	name := commandPath(c)
+	if n := len(res.Stopped); n > 0 && res.Done == res.Errors && res.NotRun > 0 {
+		for _, st := range res.Stopped[:n-1] {
+			fmt.Fprintf(c.App.ErrWriter, "toolharness: %s: %v\n", name, st.Err)
+		}
+		return cli.Exit(fmt.Sprintf("%s: %v; nothing measured, %d case(s) not run (results in %s; continue with --resume)",
+			name, res.Stopped[n-1].Err, res.NotRun, out), exitHarnessError)
+	}
+	for _, st := range res.Stopped {
+		fmt.Fprintf(c.App.ErrWriter, "toolharness: %s: %s\n", name, st.Error())
+	}
+	msg := fmt.Sprintf("%s: %d case(s) failed with errors and are in no rate", name, res.Errors)
+	if res.NotRun > 0 {
+		msg += fmt.Sprintf(", %d not run", res.NotRun)
+	}
+	return cli.Exit(msg+fmt.Sprintf(" (results in %s; --resume runs them again)", out), exitHarnessError)
 }
 
 func parseEndpoints(c *cli.Context) ([]bench.Endpoint, error) {
 	raw := splitList(c.StringSlice("endpoint"))
 	if len(raw) == 0 {
-		raw = []string{c.String("host")}
+		raw = []string{serverHost(c)}
 	}
 	var eps []bench.Endpoint
 	seen := map[string]bool{}
@@ -167,10 +238,10 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 		d.Backends[ep.URL] = b
 	}
 	if t := c.String("template"); t != "" {
-		d.Template = func(context.Context, string, string) string { return t }
+		d.Template = func(context.Context, string, string) (string, error) { return t, nil }
 	} else {
 		kind, errw := c.String("backend"), c.App.ErrWriter
-		d.Template = func(ctx context.Context, endpoint, model string) string {
+		d.Template = func(ctx context.Context, endpoint, model string) (string, error) {
 			return detectTemplate(ctx, kind, endpoint, model, errw)
 		}
 	}

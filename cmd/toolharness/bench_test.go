@@ -100,8 +100,8 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "corpus", "--format", "nope", "--in", shippedCorpus}, "nope"},
 		{[]string{"bench", "corpus", "--in", "/does/not/exist"}, "no such file"},
 		{[]string{"bench", "report", t.TempDir()}, "no such file"},
-		{[]string{"bench", "report"}, "exactly one directory"},
-		{[]string{"bench", "run", "--models", "m", "--modes", "bogus"}, `mode "bogus"`},
+		{[]string{"bench", "report"}, "exactly one results directory"},
+		{[]string{"bench", "run", "--models", "m", "--modes", "bogus"}, `--modes "bogus"`},
 		{[]string{"bench", "run", "--models", "m", "--endpoint", "http://h#x"}, "positive number"},
 		{[]string{"compare", "--model", "m", "--from", t.TempDir()}, "no such file"},
 	}
@@ -139,16 +139,7 @@ func TestBenchHelpHasExamples(t *testing.T) {
 func TestE2EBenchCLI(t *testing.T) {
 	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
 	dir := t.TempDir()
-	suite := filepath.Join(dir, "suite.yaml")
-	if err := os.WriteFile(suite, []byte(`
-name: cli-e2e
-tools: [{name: get_weather, description: "Weather of a city.", input_schema: {type: object, properties: {city: {type: string}}, required: [city]}}]
-cases:
-  - {id: single, prompt: "Weather in Paris?", expect: {calls: [{name: get_weather, args: {city: Paris}}]}}
-  - {id: restraint, prompt: "Hello!", expect: {no_call: true}}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	suite := smallSuite(t, dir)
 	out := filepath.Join(dir, "run")
 	common := []string{"--suite", suite, "--endpoint", srv.URL, "--template", "chatml", "--max-tokens", "24", "--max-retries", "1", "--seed", "3"}
 	stdout, stderr, code := benchCLI(t, "", append([]string{"compare", "--model", srv.Model, "--formats", "hermes,xml", "--out", out}, common...)...)

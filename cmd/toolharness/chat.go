@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/agent"
+	"github.com/toolharness/toolharness/internal/reach"
 )
 
 func chatCommand() *cli.Command {
@@ -21,14 +22,15 @@ func chatCommand() *cli.Command {
 reads one user message per line from stdin, so sessions can be scripted. Each
 answer is printed on stdout (streamed live on a terminal); calls and notices go
 to stderr. "/name args" runs a skill from --skills. A message whose exchange hits
-a limit ends with a notice and the session goes on. Exit status 0 means every
-message was handled without a harness error.
+a limit ends with a notice and the session goes on; a server that can no
+longer be reached ends the session. Exit status 0 means every message was
+handled without a harness error.
 
 Examples:
    toolharness chat --model qwen2.5:7b --tools builtin:fs
    printf 'list the files\nread go.mod\n' | toolharness chat --model qwen2.5:7b --tools builtin:fs --trace chat.jsonl
    printf 'list the files\n' | toolharness chat --model qwen2.5:7b --tools builtin:fs --json`,
-		Flags: append(agentFlags(), &cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, stop, calls, retries, error"}),
+		Flags: agentFlags(),
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -48,7 +50,7 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 	con := newConsole(out)
 	s, err := buildSession(ctx, c, con.hooks(), in, stderr)
 	if err != nil {
-		return cli.Exit("chat: "+err.Error(), exitHarnessError)
+		return commandError(c, err)
 	}
 	defer s.Close()
 	failed := 0
@@ -70,7 +72,7 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 		if c.Bool("json") {
 			rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Calls: ex.Calls, Retries: ex.Retries}
 			if err != nil {
-				rec.Error = err.Error()
+				rec.Error = oneLineError(c, err)
 			}
 			if werr := writeJSONLine(stdout, rec); werr != nil {
 				return cli.Exit("chat: "+werr.Error(), exitHarnessError)
@@ -80,6 +82,9 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 		case err == nil:
 		case errors.Is(err, agent.ErrLimit):
 			fmt.Fprintf(stderr, "toolharness: message %d: %v; the session goes on\n", n, err)
+		case reach.FromError(err, c.String("backend"), serverHost(c)) != nil:
+			// Every later message would fail the same way.
+			return cli.Exit(fmt.Sprintf("chat: message %d: %s; the session ends", n, oneLineError(c, err)), exitHarnessError)
 		default:
 			failed++
 			fmt.Fprintf(stderr, "toolharness: message %d: %v\n", n, err)

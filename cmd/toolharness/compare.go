@@ -22,7 +22,7 @@ first-attempt lenient parse-failure rate and on first-try success.
 Example:
    toolharness compare --model qwen2.5:7b --formats hermes,xml,json --repeats 3`,
 		Flags: append(liveFlags(),
-			&cli.StringFlag{Name: "model", Usage: "the model", Required: true},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model `NAME`", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "results directory (default: a new temporary directory)"},
 			&cli.StringFlag{Name: "from", Usage: "read results from this directory instead of running"},
 		),
@@ -36,6 +36,10 @@ Example:
 				}
 				s = bench.Summarize(recs)
 			} else {
+				lr, err := checkLive(c, []string{model})
+				if err != nil {
+					return err
+				}
 				out := c.String("out")
 				if out == "" {
 					dir, err := os.MkdirTemp("", "toolharness-compare-")
@@ -44,10 +48,17 @@ Example:
 					}
 					out = dir
 				}
-				var err error
-				s, err = runLive(c, []string{model}, out)
-				if err != nil {
-					return err
+				var runErr error
+				s, runErr = runLive(c, lr, out)
+				if runErr != nil && !hasGroups(s) {
+					return runErr
+				}
+				if runErr != nil {
+					// The table of what was measured, then the failure.
+					if err := report.CompareTable(c.App.Writer, s, model); err != nil {
+						return err
+					}
+					return runErr
 				}
 				fmt.Fprintf(c.App.ErrWriter, "results and report.html in %s\n", out)
 			}
@@ -57,4 +68,15 @@ Example:
 			return report.CompareTable(c.App.Writer, s, model)
 		},
 	}
+}
+
+// hasGroups reports whether a summary holds any measured case (a case
+// that did not fail with an error).
+func hasGroups(s bench.Summary) bool {
+	for _, g := range s.Groups {
+		if g.Cases > g.Errors {
+			return true
+		}
+	}
+	return false
 }

@@ -34,7 +34,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "toolharness",
 		Usage: "prompted tool use with local LLMs: render, parse, validate, run, benchmark",
 		Description: `toolharness makes the tool-use contract between a harness and a local model explicit:
@@ -64,5 +64,18 @@ Examples:
 			compareCommand(),
 			versionCommand(),
 		},
+		OnUsageError: onUsageError,
+		Action:       unknownCommand,
 	}
+	withConventions(app.Commands)
+	return app
+}
+
+// unknownCommand is the app's action: the help when called bare, one line
+// for a command that does not exist.
+func unknownCommand(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cli.ShowAppHelp(c)
+	}
+	return usageError(c, "unknown command %q", c.Args().First())
 }

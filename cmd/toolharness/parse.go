@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/jsonerr"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/urfave/cli/v2"
 )
@@ -19,8 +20,10 @@ func parseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse tool calls out of raw model text",
-		UsageText: "toolharness parse --format F [--tools tools.json] [--strict] [--think-open] [--chunk N] [--jsonl] < input",
-		Description: `Reads a model's raw output on stdin and prints one JSON object per line per event:
+		UsageText: "toolharness parse --format F | --chat-template TEMPLATE [--tools tools.json|builtin:fs] [--strict] [--think-open] [--chunk N] [--jsonl] [FILE|-]",
+		ArgsUsage: "[FILE]",
+		Description: `Reads a model's raw output from FILE (or stdin, without FILE or with -) and prints one JSON
+object per line per event:
    {"type":"text","text":"…"}
    {"type":"call_start","id":"call_0","name":"read_file","offset":12}   (the tool name is known)
    {"type":"call","id":"call_0","name":"read_file","arguments":{…},"repairs":[…],"offset":12}
@@ -40,40 +43,62 @@ Anthropic shape, overriding --tools; other fields ignored), each output line is
    {"id":…,"calls":[{"name":…,"arguments":{…},"repairs":[…]}],"content":"…","errors":[{"kind":…,"message":…}]}
 A bad input line gives an "input" error on its output line; the batch goes on.
 
+--chat-template FILE derives the call syntax from the model's own chat template (as 'templates inspect'
+shows it) and parses in it: the built-in format it matches, else the derived syntax; --think-open is
+implied when the template's generation prompt opens a reasoning block.
+
 Formats: ` + strings.Join(parse.Formats(), ", ") + `
 
 Examples:
    echo '<tool_call>{"name":"read","arguments":{"path":"a.txt"}}</tool_call>' | toolharness parse --format hermes
-   toolharness parse --format auto --tools tools.json --chunk 4 < raw.txt
+   toolharness parse --format auto --tools tools.json --chunk 4 raw.txt
+   toolharness parse --tools builtin:fs < raw.txt
    toolharness parse --format hermes --think-open < qwen3-thinking-output.txt
-   toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl`,
+   toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl
+   toolharness parse --chat-template glm-4.5.jinja --tools tools.json < glm-output.txt`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
+			&cli.StringSliceFlag{Name: "tools", Usage: "tools: a catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape) or builtin:fs, builtin:bash; comma-separated or repeated"},
 			&cli.BoolFlag{Name: "strict", Usage: "disable every repair"},
 			&cli.BoolFlag{Name: "think-open", Usage: "the prompt opened a <think> block: the output is reasoning up to the first </think>"},
 			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "batch mode: one record per input line"},
+			&cli.StringFlag{Name: "chat-template", Usage: "parse in the call syntax derived from this chat template (.jinja or tokenizer_config.json; see 'templates inspect')"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := parse.Options{Strict: c.Bool("strict"), ThinkOpen: c.Bool("think-open")}
-			if path := c.String("tools"); path != "" {
-				tools, err := chat.ReadToolsFile(path)
-				if err != nil {
+			format := c.String("format")
+			if err := checkChoice(c, "format", format, parse.Formats()); err != nil {
+				return err
+			}
+			if err := nonNegative(c, "chunk"); err != nil {
+				return err
+			}
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
+			in, closeIn, err := inputArg(c, c.Args().First())
+			if err != nil {
+				return err
+			}
+			defer closeIn()
+			if opts.Tools, err = localToolsFlag(c); err != nil {
+				return err
+			}
+			newParser := formatParsers(format)
+			if path := c.String("chat-template"); path != "" {
+				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen); err != nil {
 					return err
 				}
-				opts.Tools = tools
 			}
-			format := c.String("format")
-			if _, err := parse.New(format, opts); err != nil {
+			if _, err := newParser(opts); err != nil {
 				return err
 			}
 			w := bufio.NewWriterSize(c.App.Writer, 64<<10)
-			var err error
 			if c.Bool("jsonl") {
-				err = parseBatch(c.App.Reader, w, format, opts)
+				err = parseBatch(in, w, newParser, opts)
 			} else {
-				err = parseStream(c.App.Reader, w, format, opts, c.Int("chunk"))
+				err = parseStream(in, w, newParser, opts, c.Int("chunk"))
 			}
 			if ferr := w.Flush(); err == nil {
 				err = ferr
@@ -140,8 +165,17 @@ func eventToLine(e parse.Event) eventLine {
 	return l
 }
 
-func parseStream(r io.Reader, w io.Writer, format string, opts parse.Options, chunk int) error {
-	p, err := parse.New(format, opts)
+// parserFactory makes a parser for given options: a named format's, or
+// one for the call syntax derived from a chat template (--chat-template).
+type parserFactory func(parse.Options) (*parse.Parser, error)
+
+// formatParsers is the factory of a named format.
+func formatParsers(format string) parserFactory {
+	return func(o parse.Options) (*parse.Parser, error) { return parse.New(format, o) }
+}
+
+func parseStream(r io.Reader, w io.Writer, newParser parserFactory, opts parse.Options, chunk int) error {
+	p, err := newParser(opts)
 	if err != nil {
 		return err
 	}
@@ -200,7 +234,7 @@ type (
 
 // parseBatch parses one record per line. Parsers are kept per distinct
 // tools value, since records of one corpus usually share a catalog.
-func parseBatch(r io.Reader, w io.Writer, format string, opts parse.Options) error {
+func parseBatch(r io.Reader, w io.Writer, newParser parserFactory, opts parse.Options) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	parsers := map[string]*parse.Parser{}
 	for lineNo := 1; ; lineNo++ {
@@ -209,7 +243,7 @@ func parseBatch(r io.Reader, w io.Writer, format string, opts parse.Options) err
 			return fmt.Errorf("parse: reading input: %w", err)
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
-			if werr := writeJSONLine(w, batchRecord(t, lineNo, format, opts, parsers)); werr != nil {
+			if werr := writeJSONLine(w, batchRecord(t, lineNo, newParser, opts, parsers)); werr != nil {
 				return werr
 			}
 		}
@@ -219,7 +253,7 @@ func parseBatch(r io.Reader, w io.Writer, format string, opts parse.Options) err
 	}
 }
 
-func batchRecord(line []byte, lineNo int, format string, opts parse.Options, parsers map[string]*parse.Parser) batchOut {
+func batchRecord(line []byte, lineNo int, newParser parserFactory, opts parse.Options, parsers map[string]*parse.Parser) batchOut {
 	out := batchOut{ID: json.RawMessage("null"), Calls: []batchCall{}, Errors: []*errorLine{}}
 	fail := func(msg string) batchOut {
 		out.Errors = append(out.Errors, &errorLine{Kind: parse.KindInput, Message: fmt.Sprintf("line %d: %s", lineNo, msg)})
@@ -227,7 +261,7 @@ func batchRecord(line []byte, lineNo int, format string, opts parse.Options, par
 	}
 	var in batchIn
 	if err := json.Unmarshal(line, &in); err != nil {
-		return fail("not a JSON record: " + err.Error())
+		return fail("not a JSON record: " + jsonerr.Describe(err))
 	}
 	if len(in.ID) > 0 {
 		out.ID = in.ID
@@ -250,7 +284,7 @@ func batchRecord(line []byte, lineNo int, format string, opts parse.Options, par
 			o.Tools = tools
 		}
 		var err error
-		if p, err = parse.New(format, o); err != nil {
+		if p, err = newParser(o); err != nil {
 			return fail(err.Error())
 		}
 		if len(parsers) < 1024 {

@@ -133,7 +133,7 @@ func TestParseBatchLarge(t *testing.T) {
 	const n = 50000
 	var out strings.Builder
 	opts := parse.Options{}
-	if err := parseBatch(strings.NewReader(batchInput(n)), &out, "hermes", opts); err != nil {
+	if err := parseBatch(strings.NewReader(batchInput(n)), &out, formatParsers("hermes"), opts); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
@@ -160,7 +160,7 @@ func BenchmarkParseBatch50k(b *testing.B) {
 	in := batchInput(50000)
 	b.SetBytes(int64(len(in)))
 	for range b.N {
-		if err := parseBatch(strings.NewReader(in), io.Discard, "auto", parse.Options{}); err != nil {
+		if err := parseBatch(strings.NewReader(in), io.Discard, formatParsers("auto"), parse.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -172,7 +172,7 @@ func TestParseHelpAndBadFormat(t *testing.T) {
 		t.Fatalf("help (exit %d):\n%s", code, out)
 	}
 	_, stderr, code := runCLI(t, "x", "parse", "--format", "yaml")
-	if code == 0 || !strings.Contains(stderr, "unknown format") {
+	if code == 0 || !strings.Contains(stderr, `--format "yaml": want one of`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -24,7 +24,9 @@ and format markers in it get U+2060 WORD JOINER after their first character; --v
 off and then the output is byte-identical to the official template.
 
 --messages: a list of OpenAI-shape messages, or an object with "messages" and optional "tools"
-(tool-call arguments may be an object or a JSON string). --tools overrides the file's tools.
+(tool-call arguments may be an object or a JSON string); - reads stdin. --tools overrides the
+file's tools. --format auto is refused: auto is the parser's guess at what a model wrote, and a
+prompt is written in one format.
 --now fixes the clock of families that print a date (default: now).
 --mode chat prints, as JSON, the message list chat mode sends: the catalog as text in the system
 message, tool results as text messages, no server tools field.
@@ -35,12 +37,13 @@ Formats: ` + strings.Join(render.Formats(), ", ") + `
 Examples:
    toolharness render --template qwen2.5 --messages conv.json --tools tools.json
    toolharness render --template gemma3 --format xml --messages conv.json --now 2025-03-14T09:00:00Z
-   toolharness render --template llama3.2 --mode chat --messages conv.json`,
+   toolharness render --template llama3.2 --mode chat --messages conv.json
+   echo '[{"role":"user","content":"hi"}]' | toolharness render --template qwen3 --messages -`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Required: true, Usage: "template family (see toolharness templates list)"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (default: the family's native format)"},
-			&cli.StringFlag{Name: "messages", Aliases: []string{"m"}, Required: true, Usage: "conversation file (JSON or YAML)"},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (" + strings.Join(render.Formats(), ", ") + "; default: the family's native format)"},
+			&cli.StringFlag{Name: "messages", Required: true, Usage: "conversation `FILE` (JSON or YAML; - reads stdin)"},
+			&cli.StringFlag{Name: "tools", Usage: "tool catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin)"},
 			&cli.BoolFlag{Name: "no-generation-prompt", Usage: "leave out the assistant turn opener"},
 			&cli.StringFlag{Name: "now", Usage: "clock for date-printing templates, RFC3339 or YYYY-MM-DD (default: now)"},
 			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety: byte-identical to the official template"},
@@ -50,6 +53,12 @@ Examples:
 		Action: func(c *cli.Context) error {
 			fam, err := templates.Lookup(c.String("template"))
 			if err != nil {
+				return usageError(c, "--template %q: want one of %s", c.String("template"), strings.Join(templates.Names(), ", "))
+			}
+			if err := promptFormat(c, "format", c.String("format")); err != nil {
+				return err
+			}
+			if err := checkChoice(c, "mode", c.String("mode"), []string{"raw", "chat"}); err != nil {
 				return err
 			}
 			msgs, tools, now, err := conversationFlags(c)
@@ -96,18 +105,21 @@ func mustMarshal(v any) []byte {
 // --tools (else the conversation's own) and the clock of --now, as render
 // and templates verify take them.
 func conversationFlags(c *cli.Context) ([]chat.Message, []chat.Tool, time.Time, error) {
-	conv, err := chat.ReadConversationFile(c.String("messages"))
+	now, err := parseNow(c.String("now"), time.Now())
+	if err != nil {
+		return nil, nil, time.Time{}, usageError(c, "%s", strings.TrimPrefix(err.Error(), "render: "))
+	}
+	conv, err := readConversationArg(c, "--messages", c.String("messages"))
 	if err != nil {
 		return nil, nil, time.Time{}, err
 	}
 	tools := conv.Tools
 	if path := c.String("tools"); path != "" {
-		if tools, err = chat.ReadToolsFile(path); err != nil {
+		if tools, err = readToolsArg(c, "--tools", path); err != nil {
 			return nil, nil, time.Time{}, err
 		}
 	}
-	now, err := parseNow(c.String("now"), time.Now())
-	return conv.Messages, tools, now, err
+	return conv.Messages, tools, now, nil
 }
 
 // parseNow reads --now: RFC3339 or a date; empty means def.

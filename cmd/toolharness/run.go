@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/agent"
+	"github.com/toolharness/toolharness/internal/reach"
 )
 
 // Exit statuses of run and chat.
@@ -28,16 +29,27 @@ func runCommand() *cli.Command {
 call (● name(args) and a one-line result) stream to stderr, or to the terminal;
 the final answer goes to stdout. Exit status: 0 answered, 2 a limit was hit
 (--max-turns, --max-retries), 1 a harness error (server fault, bad flags).
+--json prints one JSON object on stdout instead of the answer: message,
+answer, stop, calls, retries, error. The task may be given as "-" to read it
+from stdin.
 
 Examples:
    toolharness run --model qwen2.5:7b --tools builtin:fs "summarise README.md"
+   toolharness run --host http://gpu1:11434 --model qwen2.5:7b --tools builtin:fs --json "list the docs"
    toolharness run --model qwen2.5:7b --tools builtin:fs,builtin:bash --yes --trace run.jsonl "count the Go files"
    toolharness run --backend openai --host http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct --mode chat --tools builtin:fs "list the docs"`,
 		Flags: agentFlags(),
 		Action: func(c *cli.Context) error {
 			task := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+			if task == "-" {
+				data, err := readFileArg(c, "the task", "-")
+				if err != nil {
+					return err
+				}
+				task = strings.TrimSpace(string(data))
+			}
 			if task == "" {
-				return cli.Exit(`run: no task given; usage: toolharness run [flags] "task"`, exitHarnessError)
+				return usageError(c, `no task given: toolharness run [flags] "task"`)
 			}
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -48,7 +60,8 @@ Examples:
 
 func runTask(ctx context.Context, c *cli.Context, task string) error {
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	live := isTerminal(stdout)
+	asJSON := c.Bool("json")
+	live := isTerminal(stdout) && !asJSON
 	out := stderr
 	if live {
 		out = stdout
@@ -57,19 +70,47 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 	in := newLineReader(c.App.Reader)
 	s, err := buildSession(ctx, c, con.hooks(), in, stderr)
 	if err != nil {
-		return cli.Exit("run: "+err.Error(), exitHarnessError)
+		return commandError(c, err)
 	}
 	defer s.Close()
 	ex, err := s.Send(ctx, task)
 	con.endExchange()
-	if err != nil && !errors.Is(err, agent.ErrLimit) {
-		return cli.Exit("run: "+err.Error(), exitHarnessError)
+	if asJSON {
+		rec := chatRecord{Message: task, Stop: string(ex.Stop), Answer: ex.Answer, Calls: ex.Calls, Retries: ex.Retries}
+		if err != nil {
+			rec.Error = oneLineError(c, err)
+		}
+		if werr := writeJSONLine(stdout, rec); werr != nil {
+			return cli.Exit("run: "+werr.Error(), exitHarnessError)
+		}
 	}
-	if ex.Answer != "" && !live {
+	if err != nil && !errors.Is(err, agent.ErrLimit) {
+		return commandError(c, err)
+	}
+	if ex.Answer != "" && !live && !asJSON {
 		fmt.Fprintln(stdout, ex.Answer)
 	}
 	if err != nil {
 		return cli.Exit("run: "+err.Error(), exitLimit)
 	}
 	return nil
+}
+
+// commandError is err as the one line a command exits with: a usage error
+// as it is, a server that is not there as "cannot reach …", anything else
+// prefixed by the command.
+func commandError(c *cli.Context, err error) error {
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		return err
+	}
+	return cli.Exit(commandPath(c)+": "+oneLineError(c, err), exitHarnessError)
+}
+
+// oneLineError shortens a server that cannot be reached to reach's line.
+func oneLineError(c *cli.Context, err error) string {
+	if re := reach.FromError(err, c.String("backend"), serverHost(c)); re != nil {
+		return re.Error()
+	}
+	return err.Error()
 }

@@ -110,6 +110,15 @@ func TestE2ERunBuiltinTools(t *testing.T) {
 	if code != 0 || strings.TrimSpace(stdout) == "" || strings.Contains(stderr, "using chatml") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
+
+	// run --json (with --host after the command, as the README writes
+	// it): one object with the answer, on stdout only.
+	code, stdout, stderr = runAgentCLI("", "run", "--host", srv.URL, "--model", srv.Model, "--max-tokens", "16", "--json", "say hi")
+	var rec chatRecord
+	if err := json.Unmarshal([]byte(stdout), &rec); err != nil || code != 0 || strings.Count(stdout, "\n") != 1 ||
+		rec.Message != "say hi" || rec.Stop != "answered" || rec.Answer == "" || rec.Error != "" {
+		t.Errorf("run --json: exit %d, %+v (%v), stdout %q, stderr:\n%s", code, rec, err, stdout, stderr)
+	}
 }
 
 func TestE2ERunSkillAndSubagent(t *testing.T) {
@@ -210,12 +219,17 @@ func TestE2EChatScripted(t *testing.T) {
 func TestE2EDetectTemplate(t *testing.T) {
 	srv := ollamatest.Start(t)
 	var notes bytes.Buffer
-	if fam := detectTemplate(context.Background(), "ollama", srv.URL, srv.Model, &notes); fam != "chatml" || notes.Len() != 0 {
-		t.Errorf("family %q, notes %q; the tiny model's template is ChatML", fam, notes.String())
+	if fam, err := detectTemplate(context.Background(), "ollama", srv.URL, srv.Model, &notes); err != nil || fam != "chatml" || notes.Len() != 0 {
+		t.Errorf("family %q (%v), notes %q; the tiny model's template is ChatML", fam, err, notes.String())
 	}
 	notes.Reset()
-	if fam := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
-		t.Errorf("unknown model: family %q, notes %q", fam, notes.String())
+	if fam, err := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); err != nil || fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
+		t.Errorf("unknown model: family %q (%v), notes %q", fam, err, notes.String())
+	}
+	// A server that is not there is an error, not a reason to guess.
+	dead := deadHost(t)
+	if fam, err := detectTemplate(context.Background(), "ollama", dead, srv.Model, &notes); err == nil || err.Error() != "cannot reach Ollama at "+dead+": connection refused" {
+		t.Errorf("dead server: family %q, error %v", fam, err)
 	}
 }
 

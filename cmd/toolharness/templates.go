@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -16,13 +15,15 @@ func templatesCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "templates",
 		Usage:     "list, show and detect chat-template families",
-		UsageText: "toolharness templates list|show|detect [options]",
+		UsageText: "toolharness templates list|show|detect|inspect [options]",
 		Description: `Examples:
    toolharness templates list
    toolharness templates list --json
    toolharness templates show qwen3
-   toolharness templates detect --file chat_template.jinja`,
+   toolharness templates detect --file chat_template.jinja
+   toolharness templates inspect chat_template.jinja`,
 		Subcommands: []*cli.Command{
+			templatesInspectCommand(),
 			templatesVerifyCommand(),
 			{
 				Name:  "list",
@@ -59,8 +60,9 @@ Examples:
 				},
 			},
 			{
-				Name:  "show",
-				Usage: "print a family's definition and template",
+				Name:      "show",
+				Usage:     "print a family's definition and template",
+				ArgsUsage: "NAME",
 				UsageText: `toolharness templates show [--json] NAME
 
 Examples:
@@ -69,11 +71,11 @@ Examples:
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return fmt.Errorf("templates show: give one family name (%s)", strings.Join(templates.Names(), ", "))
+						return usageError(c, "give one family name (%s)", strings.Join(templates.Names(), ", "))
 					}
 					f, err := templates.Lookup(c.Args().First())
 					if err != nil {
-						return err
+						return usageError(c, "unknown family %q (want one of %s)", c.Args().First(), strings.Join(templates.Names(), ", "))
 					}
 					if c.Bool("json") {
 						return writeJSONLine(c.App.Writer, f)
@@ -85,21 +87,22 @@ Examples:
 			{
 				Name:  "detect",
 				Usage: "recognise the family of a chat template (Hugging Face Jinja or Ollama Go template)",
-				UsageText: `toolharness templates detect --file TEMPLATE [--json]
+				UsageText: `toolharness templates detect --file TEMPLATE|- [--json]
 
 Exit status 1 when no family matches.
 
 Examples:
    toolharness templates detect --file chat_template.jinja
+   ollama show --template qwen2.5 | toolharness templates detect --file -
    toolharness templates detect --file tokenizer_config.json --json`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "file", Required: true, Usage: "template file (chat_template.jinja, an Ollama template, or tokenizer_config.json)"},
+					&cli.StringFlag{Name: "file", Required: true, Usage: "template `FILE` (chat_template.jinja, an Ollama template, or tokenizer_config.json; - reads stdin)"},
 					&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 				},
 				Action: func(c *cli.Context) error {
-					data, err := os.ReadFile(c.String("file"))
+					data, err := readFileArg(c, "--file", c.String("file"))
 					if err != nil {
-						return fmt.Errorf("templates: %w", err)
+						return err
 					}
 					d, err := templates.Detect(templateText(data))
 					if errors.Is(err, templates.ErrUnknownTemplate) {

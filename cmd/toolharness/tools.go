@@ -13,6 +13,8 @@ import (
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/registry"
+	"github.com/toolharness/toolharness/registry/builtin"
+	"github.com/toolharness/toolharness/render"
 )
 
 func toolsCommand() *cli.Command {
@@ -34,14 +36,6 @@ Examples:
 	}
 }
 
-func toolsSourceFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash, or a tool file (JSON/YAML; OpenAI, Anthropic or Gemini shape); comma-separated or repeated"},
-		&cli.StringSliceFlag{Name: "mcp", Usage: "MCP server: \"[NAME=]COMMAND ARGS\" or \"[NAME=]http(s)://URL\" (repeatable)"},
-		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "root the built-in file tools are confined to"},
-	}
-}
-
 func toolsListCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
@@ -52,14 +46,17 @@ Examples:
    toolharness tools list --builtin
    toolharness tools list --tools tools.json --json
    toolharness tools list --mcp "docs=./my-mcp-server --stdio"`,
-		Flags: append(toolsSourceFlags(),
+		Flags: append(toolFlags(),
 			&cli.BoolFlag{Name: "builtin", Usage: "include the built-in file tools (builtin:fs)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per tool"},
 		),
 		Action: func(c *cli.Context) error {
-			src := toolSources{Specs: c.StringSlice("tools"), MCP: c.StringSlice("mcp"), Workspace: c.String("workspace")}
+			src, err := readToolSet(c)
+			if err != nil {
+				return err
+			}
 			if c.Bool("builtin") {
-				src.Specs = append(src.Specs, "builtin:fs")
+				src.groups = append(src.groups, builtin.GroupFS)
 			}
 			r, closeAll, err := loadRegistry(c.Context, src, registry.Options{})
 			defer closeAll()
@@ -103,20 +100,21 @@ Examples:
    toolharness tools lint --tools tools.json
    toolharness tools lint --tools a.json,b.yaml --json`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "tools", Usage: "tool file(s) to review", Required: true},
+			&cli.StringSliceFlag{Name: "tools", Usage: "tool `FILE`(s) to review (- reads stdin)", Required: true},
+			&cli.IntFlag{Name: "context", Value: registry.DefaultLintContext, Usage: "the context window, in tokens, the catalog must leave room in (warns above a quarter of it)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per finding: {\"severity\",\"tool\",\"param\",\"message\"}"},
 		},
 		Action: func(c *cli.Context) error {
 			var tools []chat.Tool
 			for _, f := range splitList(c.StringSlice("tools")) {
-				ts, err := chat.ReadToolsFile(f)
+				ts, err := readToolsArg(c, "--tools", f)
 				if err != nil {
 					return err
 				}
 				tools = append(tools, ts...)
 			}
 			errs := 0
-			for _, f := range registry.Lint(tools) {
+			for _, f := range registry.Lint(tools, registry.LintOptions{ContextTokens: c.Int("context")}) {
 				if c.Bool("json") {
 					if err := writeJSONLine(c.App.Writer, f); err != nil {
 						return err
@@ -146,20 +144,30 @@ Each output line is {"ok":true,"arguments":{…}} or {"ok":false,"kind":…,"err
 
 Example:
    echo '{"name":"read_file","arguments":"{\"path\": 5}"}' | toolharness tools check --tools builtin:fs --format xml`,
-		Flags: append(toolsSourceFlags(),
-			&cli.StringFlag{Name: "format", Usage: "the session's tool-call format; xml, qwen3-coder and tags enable lossless coercions (\"5\" for an integer)"},
+		Flags: append(toolFlags(),
+			&cli.StringFlag{Name: "format", Usage: "the session's tool-call format (" + strings.Join(render.Formats(), ", ") + "); xml, qwen3-coder and tags enable lossless coercions (\"5\" for an integer)"},
 		),
 		Action: func(c *cli.Context) error {
-			src := toolSources{Specs: c.StringSlice("tools"), MCP: c.StringSlice("mcp"), Workspace: c.String("workspace")}
-			if len(src.Specs) == 0 && len(src.MCP) == 0 {
-				return errors.New("tools check: give --tools (a tool file or builtin:fs) or --mcp")
+			if err := promptFormat(c, "format", c.String("format")); err != nil {
+				return err
+			}
+			in, _, err := inputArg(c, "") // the calls: claims stdin before --tools - could
+			if err != nil {
+				return err
+			}
+			src, err := readToolSet(c)
+			if err != nil {
+				return err
+			}
+			if len(src.groups) == 0 && len(src.files) == 0 && len(src.mcp) == 0 {
+				return usageError(c, "give --tools (a tool file or builtin:fs) or --mcp")
 			}
 			r, closeAll, err := loadRegistry(c.Context, src, registry.Options{Coerce: coercingFormat(c.String("format"))})
 			defer closeAll()
 			if err != nil {
 				return err
 			}
-			return checkCalls(r, c.App.Reader, c.App.Writer)
+			return checkCalls(r, in, c.App.Writer)
 		},
 	}
 }

@@ -3,93 +3,213 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/registry"
 	"github.com/toolharness/toolharness/registry/builtin"
 	"github.com/toolharness/toolharness/registry/mcp"
 )
 
-// toolSources is what --tools, --mcp and friends ask for.
-type toolSources struct {
-	// Specs are --tools values: comma-separated builtin:GROUP, builtin
-	// (= builtin:fs) and tool files.
-	Specs     []string
-	MCP       []string
-	Workspace string
-	BashAllow []string
-	// Deferred lists tool names (or mcp server names) to register deferred.
-	DeferredMCP bool
+// defaultMCPTimeout bounds an MCP server's answer to initialize.
+const defaultMCPTimeout = 30 * time.Second
+
+// toolFlags are --tools, --mcp, --mcp-timeout and --workspace, the same on
+// every command that loads tools.
+func toolFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash (or builtin:fs+bash), or a catalog `FILE` (JSON/YAML; OpenAI, Anthropic or Gemini shape; - reads stdin); comma-separated or repeated"},
+		&cli.StringSliceFlag{Name: "mcp", Usage: "an MCP server: `SPEC` is [NAME=]COMMAND ARGS… or [NAME=]http(s)://URL (repeatable)"},
+		&cli.DurationFlag{Name: "mcp-timeout", Value: defaultMCPTimeout, Usage: "how long an MCP server may take to answer initialize"},
+		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "the `DIR` file tools are confined to"},
+	}
 }
 
-// errNoHandler is what a tool read from a file answers when run: a file
-// only describes tools.
-var errNoHandler = errors.New("this tool has no implementation in this harness (it was loaded from a catalog file)")
+// toolSet is what --tools, --mcp and --workspace ask for, read and
+// checked before anything starts: catalog files parsed, builtin groups
+// known, the workspace a directory, MCP specs well formed.
+type toolSet struct {
+	groups     []string
+	files      []toolFile
+	mcp        []mcp.Server
+	workspace  string
+	mcpTimeout time.Duration
+}
 
-// loadRegistry builds a registry from the sources. The returned closer
-// ends MCP sessions; call it when done.
-func loadRegistry(ctx context.Context, src toolSources, opts registry.Options) (*registry.Registry, func(), error) {
-	r := registry.New(opts)
-	var conns []*mcp.Conn
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
+// toolFile is one catalog file and its tools.
+type toolFile struct {
+	path  string
+	tools []chat.Tool
+}
+
+// readToolSet reads the tool flags of c.
+func readToolSet(c *cli.Context) (toolSet, error) {
+	ts := toolSet{mcpTimeout: defaultMCPTimeout}
+	if c.IsSet("mcp-timeout") {
+		if ts.mcpTimeout = c.Duration("mcp-timeout"); ts.mcpTimeout <= 0 {
+			return ts, usageError(c, "--mcp-timeout %s: must be positive", ts.mcpTimeout)
 		}
 	}
-	var groups []string
-	for _, item := range splitList(src.Specs) {
+	for _, item := range splitList(c.StringSlice("tools")) {
 		switch {
 		case item == "builtin":
-			groups = append(groups, builtin.GroupFS)
+			ts.groups = append(ts.groups, builtin.GroupFS)
 		case strings.HasPrefix(item, "builtin:"):
-			groups = append(groups, strings.Split(strings.TrimPrefix(item, "builtin:"), "+")...)
-		default:
-			tools, err := chat.ReadToolsFile(item)
-			if err != nil {
-				return nil, closeAll, err
+			for _, g := range strings.Split(strings.TrimPrefix(item, "builtin:"), "+") {
+				if !slices.Contains(builtin.Groups(), g) {
+					return ts, usageError(c, "--tools %s: unknown builtin group %q (want %s)", item, g, strings.Join(builtin.Groups(), ", "))
+				}
+				ts.groups = append(ts.groups, g)
 			}
-			for _, t := range tools {
-				if err := r.Register(registry.Spec{Tool: t, Handler: noHandler}); err != nil {
-					return nil, closeAll, err
+		default:
+			tools, err := readToolsArg(c, "--tools", item)
+			if err != nil {
+				return ts, err
+			}
+			ts.files = append(ts.files, toolFile{path: item, tools: tools})
+		}
+	}
+	for _, spec := range c.StringSlice("mcp") {
+		s, err := mcp.ParseServer(spec)
+		if err != nil {
+			return ts, usageError(c, "--mcp %q: %s", spec, strings.TrimPrefix(err.Error(), "mcp: "))
+		}
+		s.InitTimeout = ts.mcpTimeout
+		ts.mcp = append(ts.mcp, s)
+	}
+	if hasFlag(c, "workspace") {
+		ws, err := checkWorkspace(c.String("workspace"))
+		if err != nil {
+			return ts, usageError(c, "%v", err)
+		}
+		ts.workspace = ws
+	}
+	return ts, nil
+}
+
+// hasFlag reports whether the command defines the flag.
+func hasFlag(c *cli.Context, name string) bool {
+	return slices.Contains(c.FlagNames(), name)
+}
+
+// checkWorkspace returns the absolute path of a workspace directory.
+func checkWorkspace(ws string) (string, error) {
+	if abs, err := filepath.Abs(ws); err == nil {
+		ws = abs
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--workspace %s: not a directory", ws)
+	}
+	return ws, nil
+}
+
+// localToolsFlag reads --tools of a command that only reads tools
+// (parse, bench corpus): catalog files and builtin groups.
+func localToolsFlag(c *cli.Context) ([]chat.Tool, error) {
+	ts, err := readToolSet(c)
+	if err != nil {
+		return nil, err
+	}
+	return ts.localTools()
+}
+
+// localTools returns every tool of the set that is known without starting
+// anything (catalog files and builtin groups; not MCP), as a model would
+// see them.
+func (ts toolSet) localTools() ([]chat.Tool, error) {
+	r := registry.New(registry.Options{})
+	if err := ts.register(r, false); err != nil {
+		return nil, err
+	}
+	return r.Tools(), nil
+}
+
+// register adds the catalog files' tools (declared only: calling one is
+// an error result) and the builtin groups to r; with declaredFiles the
+// message says which file declared the tool.
+func (ts toolSet) register(r *registry.Registry, declaredFiles bool) error {
+	for _, f := range ts.files {
+		for _, t := range f.tools {
+			h := noHandler
+			if declaredFiles {
+				name, file := t.Name, f.path
+				h = func(context.Context, json.RawMessage) (string, error) {
+					return "", fmt.Errorf("tool %q is only declared (in %s); this session cannot run it", name, file)
 				}
 			}
+			if err := r.Register(registry.Spec{Tool: t, Handler: h}); err != nil {
+				return fmt.Errorf("%s: %s", f.path, strings.TrimPrefix(err.Error(), "registry: "))
+			}
 		}
 	}
-	if len(groups) > 0 {
-		o := builtin.Options{Workspace: src.Workspace, BashAllow: src.BashAllow}
-		if err := builtin.RegisterGroups(r, groups, o); err != nil {
-			return nil, closeAll, err
+	if len(ts.groups) > 0 {
+		ws := ts.workspace
+		if ws == "" {
+			ws = "."
+		}
+		if err := builtin.RegisterGroups(r, ts.groups, builtin.Options{Workspace: ws}); err != nil {
+			return err
 		}
 	}
-	for _, m := range src.MCP {
-		s, err := mcp.ParseServer(m)
-		if err != nil {
-			return nil, closeAll, err
+	return nil
+}
+
+// connectMCP starts the MCP servers and registers their tools; the closer
+// ends the sessions.
+func (ts toolSet) connectMCP(ctx context.Context, r *registry.Registry, deferred bool) (func() error, error) {
+	var conns []*mcp.Conn
+	closeAll := func() error {
+		var first error
+		for _, c := range conns {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
 		}
-		s.Deferred = src.DeferredMCP
+		return first
+	}
+	for _, s := range ts.mcp {
+		s.Deferred = deferred
 		c, err := mcp.Load(ctx, r, s)
 		if err != nil {
-			return nil, closeAll, err
+			closeAll()
+			return func() error { return nil }, err
 		}
 		conns = append(conns, c)
+	}
+	return closeAll, nil
+}
+
+// loadRegistry builds a registry from the tool flags (MCP servers
+// included). The returned closer ends MCP sessions; call it when done.
+func loadRegistry(ctx context.Context, ts toolSet, opts registry.Options) (*registry.Registry, func() error, error) {
+	r := registry.New(opts)
+	if err := ts.register(r, false); err != nil {
+		return nil, func() error { return nil }, err
+	}
+	closeAll, err := ts.connectMCP(ctx, r, false)
+	if err != nil {
+		return nil, closeAll, err
 	}
 	return r, closeAll, nil
 }
 
+// errNoHandler is what a tool read from a file answers when run: a file
+// only describes tools.
+var errNoHandler = fmt.Errorf("this tool has no implementation in this harness (it was loaded from a catalog file)")
+
 func noHandler(context.Context, json.RawMessage) (string, error) { return "", errNoHandler }
 
-// coercingFormats are the formats whose parameter values are raw text, so
-// the registry's lossless coercions apply.
-func coercingFormat(format string) bool {
-	switch format {
-	case "xml", "qwen3-coder", "tags":
-		return true
-	}
-	return false
-}
+// coercingFormat reports whether a format's parameter values are raw
+// text, so the registry's lossless coercions apply.
+func coercingFormat(format string) bool { return agent.CoercesValues(format) }
 
 func describeTool(r *registry.Registry, t chat.Tool) string {
 	kind := "read-only"
@@ -97,4 +217,16 @@ func describeTool(r *registry.Registry, t chat.Tool) string {
 		kind = "side effects"
 	}
 	return fmt.Sprintf("%s (%s)", t.Name, kind)
+}
+
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -37,6 +37,10 @@ type ModelSpec struct {
 	AddBOS bool
 	// Seed makes the weights reproducible.
 	Seed uint64
+	// ChatTemplate, when set, is written as tokenizer.chat_template (the
+	// Hugging Face Jinja template a GGUF carries; Ollama itself renders
+	// the Go TEMPLATE it was registered with).
+	ChatTemplate string
 }
 
 // DefaultSpec is a two-layer model of about 450 KB.
@@ -146,6 +150,9 @@ func WriteModel(path string, spec ModelSpec) error {
 		"tokenizer.ggml.eos_token_id":            uint32(TokenIMEnd),
 		"tokenizer.ggml.add_bos_token":           spec.AddBOS,
 		"tokenizer.ggml.add_eos_token":           false,
+	}
+	if spec.ChatTemplate != "" {
+		kv["tokenizer.chat_template"] = spec.ChatTemplate
 	}
 
 	rng := rand.New(rand.NewPCG(spec.Seed, 0x746f6f6c))

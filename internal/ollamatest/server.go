@@ -101,6 +101,15 @@ type Server struct {
 	done chan struct{} // closed when cmd has exited
 }
 
+// ModelsDir is the server's OLLAMA_MODELS directory (manifests and
+// blobs), or "" for an external server (TOOLHARNESS_OLLAMA_HOST).
+func (s *Server) ModelsDir() string {
+	if s.external {
+		return ""
+	}
+	return filepath.Join(s.dir, "models")
+}
+
 // Start starts a server (or connects to TOOLHARNESS_OLLAMA_HOST) for one
 // test and closes it when the test ends. Any failure is fatal, with a
 // message that says how to fix it.

@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,7 +46,18 @@ type Server struct {
 	Env []string
 	// Deferred registers the server's tools as deferred.
 	Deferred bool
+	// InitTimeout bounds the wait for the server's answer to initialize
+	// (a server that never answers would hang the command); 0 means
+	// DefaultInitTimeout.
+	InitTimeout time.Duration
 }
+
+// DefaultInitTimeout is the initialize bound of a Server without one.
+const DefaultInitTimeout = 30 * time.Second
+
+// ErrInitTimeout is returned (wrapped) by Connect when a server does not
+// answer initialize in time.
+var ErrInitTimeout = errors.New("mcp: no answer to initialize")
 
 // ParseServer reads a --mcp value: "[NAME=]COMMAND ARGS…" or
 // "[NAME=]http(s)://…". Without NAME the name is the command's base name
@@ -112,7 +124,9 @@ type Conn struct {
 	session *sdk.ClientSession
 }
 
-// Connect starts (or dials) the server and initializes the session.
+// Connect starts (or dials) the server and initializes the session. A
+// server that does not answer initialize within s.InitTimeout is an error
+// naming it (and a stdio server is stopped).
 func Connect(ctx context.Context, s Server) (*Conn, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolharness", Version: "0"}, nil)
 	var t sdk.Transport
@@ -127,8 +141,17 @@ func Connect(ctx context.Context, s Server) (*Conn, error) {
 	default:
 		return nil, fmt.Errorf("mcp: server %q: set exactly one of a command and a URL", s.Name)
 	}
-	sess, err := client.Connect(ctx, t, nil)
+	timeout := s.InitTimeout
+	if timeout <= 0 {
+		timeout = DefaultInitTimeout
+	}
+	ictx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sess, err := client.Connect(ictx, t, nil)
 	if err != nil {
+		if ctx.Err() == nil && ictx.Err() != nil {
+			return nil, fmt.Errorf("mcp: server %q did not answer initialize within %s: %w", s.Name, timeout, ErrInitTimeout)
+		}
 		return nil, fmt.Errorf("mcp: connect to %q: %w", s.Name, err)
 	}
 	return &Conn{server: s, session: sess}, nil

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -126,5 +127,44 @@ func TestParseServer(t *testing.T) {
 	}
 	if ToolName("my server", "do.it") != "mcp__my_server__do_it" {
 		t.Error(ToolName("my server", "do.it"))
+	}
+}
+
+// TestInitTimeout checks that a server that never answers initialize (a
+// stdio process that reads nothing, an HTTP endpoint that never replies)
+// is an error naming it within the bound, not a hang.
+func TestInitTimeout(t *testing.T) {
+	hang := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer silent.Close()
+	defer close(hang)
+	tests := []struct {
+		name   string
+		server Server
+	}{
+		{"stdio", Server{Name: "sleeper", Command: []string{"sleep", "1000"}}},
+		{"http", Server{Name: "silent", URL: silent.URL}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.server.InitTimeout = 300 * time.Millisecond
+			start := time.Now()
+			_, err := Connect(context.Background(), tt.server)
+			if !errors.Is(err, ErrInitTimeout) {
+				t.Fatalf("got %v, want ErrInitTimeout", err)
+			}
+			want := fmt.Sprintf("mcp: server %q did not answer initialize within 300ms", tt.server.Name)
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("message %q, want it to start with %q", err, want)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
 	}
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/toolharness/toolharness/derive"
+	"github.com/toolharness/toolharness/parse"
+	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/source"
+	"github.com/urfave/cli/v2"
+)
+
+func templatesInspectCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "inspect",
+		Usage:     "learn how a chat template writes tool calls, by rendering probe conversations through it",
+		ArgsUsage: "FILE",
+		UsageText: `toolharness templates inspect [--json] FILE
+
+FILE is a chat template (.jinja, or - for standard input), a Hugging Face tokenizer_config.json or model
+folder, or a .gguf file (its tokenizer.chat_template and BOS/EOS tokens). The template is rendered
+(with toolharness' Jinja engine, configured as transformers configures Jinja2) on probe conversations —
+no tools and tools, one call and two, a turn with reasoning — and the renders are diffed to learn where
+the catalog goes, how a call is written, the reasoning markers and the end-of-turn strings. When the
+call syntax is one a built-in format parses, that format is named; otherwise the derived syntax is
+printed, and 'toolharness parse --chat-template FILE' parses model output in it.
+
+Examples:
+   toolharness templates inspect chat_template.jinja
+   toolharness templates inspect --json ~/models/Qwen3-8B/
+   toolharness templates inspect model.gguf`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageError(c, "give one template file (.jinja, -, tokenizer_config.json, a model folder or .gguf)")
+			}
+			path := c.Args().First()
+			tmpl, err := loadChatTemplateFile(path, c.App.Reader)
+			if err != nil {
+				return err
+			}
+			res, err := derive.Template(tmpl, time.Now(), nil)
+			if err != nil {
+				return err
+			}
+			family := ""
+			if d, err := templates.Detect(tmpl.Source()); err == nil {
+				family = d.Family
+			}
+			return writeInspection(c.App.Writer, c.Bool("json"), inspection{File: path, Family: family,
+				BOS: tmpl.Tokens().BOS, EOS: tmpl.Tokens().EOS, Deviations: deviationNames(tmpl), Derived: res})
+		},
+	}
+}
+
+// inspection is what `templates inspect` reports.
+type inspection struct {
+	File       string   `json:"file"`
+	Family     string   `json:"family,omitempty"`
+	BOS        string   `json:"bos,omitempty"`
+	EOS        string   `json:"eos,omitempty"`
+	Deviations []string `json:"engine_deviations,omitempty"`
+	// Derived is what the probes taught (derive.Result's JSON).
+	Derived derive.Result `json:"derived"`
+}
+
+func writeInspection(w io.Writer, asJSON bool, in inspection) error {
+	if asJSON {
+		return writeJSONLine(w, in)
+	}
+	family := in.Family
+	if family == "" {
+		family = "(none of the built-in families)"
+	}
+	fields := []derive.Field{{Name: "file", Value: in.File}, {Name: "family", Value: family}}
+	if in.BOS != "" {
+		fields = append(fields, derive.Field{Name: "bos", Value: strconv.Quote(in.BOS)})
+	}
+	if in.EOS != "" {
+		fields = append(fields, derive.Field{Name: "eos", Value: strconv.Quote(in.EOS)})
+	}
+	fields = append(fields, in.Derived.Describe()...)
+	for _, d := range in.Deviations {
+		fields = append(fields, derive.Field{Name: "engine deviation", Value: d})
+	}
+	_, err := io.WriteString(w, derive.String(fields))
+	return err
+}
+
+func deviationNames(t *templates.Jinja) []string {
+	var names []string
+	for _, d := range t.Deviations() {
+		names = append(names, fmt.Sprint(d))
+	}
+	return names
+}
+
+// loadChatTemplateFile loads and compiles a model's chat template from a
+// .jinja file, a tokenizer_config.json, an HF model folder or a .gguf file
+// (templates/source), preferring a tool_use variant.
+func loadChatTemplateFile(path string, stdin io.Reader) (*templates.Jinja, error) {
+	t, err := source.Load(path, source.Options{Tools: true, Stdin: stdin})
+	if err != nil {
+		return nil, err
+	}
+	return t.Compile()
+}
+
+// chatTemplateParsers derives the call syntax of the chat template at path
+// and returns its parser factory, and whether the prompt opens reasoning.
+// --format cannot be given with it: the template decides the syntax.
+func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory, bool, error) {
+	if formatSet {
+		return nil, false, errors.New("parse: give --format or --chat-template, not both")
+	}
+	if path == "-" {
+		return nil, false, errors.New("parse: --chat-template cannot be standard input: the model output is read from it")
+	}
+	tmpl, err := loadChatTemplateFile(path, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	res, err := derive.Template(tmpl, time.Now(), nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := res.NewParser(parse.Options{}); err != nil {
+		return nil, false, fmt.Errorf("parse: %s: %w", path, err)
+	}
+	return res.NewParser, thinkOpen || res.ThinkOpen, nil
+}

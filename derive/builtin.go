@@ -1,0 +1,58 @@
+package derive
+
+import (
+	"strings"
+
+	"github.com/toolharness/toolharness/parse"
+)
+
+// builtinFormat names the built-in parse format whose grammar the derived
+// syntax is, or "". The comparison is on the syntax's shape and markers
+// (what each format's parser reads, see parse's doc), never on which
+// template it came from; a built-in format is preferred because its parser
+// also knows the repairs real models of that family need.
+func builtinFormat(s parse.Syntax) string {
+	nameArgs := s.NameKey == "name" && (s.ArgsKey == "arguments" || s.ArgsKey == "parameters")
+	switch s.Body {
+	case parse.BodyJSON:
+		switch {
+		case s.CallOpen == "<tool_call>" && s.CallClose == "</tool_call>" && s.SectionOpen == "" && nameArgs:
+			return "hermes"
+		case (s.CallOpen == "" || s.CallOpen == "<|python_tag|>") && s.CallClose == "" && nameArgs:
+			return "json"
+		}
+	case parse.BodyJSONList:
+		if s.CallOpen == "[TOOL_CALLS]" && nameArgs {
+			return "mistral"
+		}
+	case parse.BodyNameJSON:
+		switch {
+		case s.CallOpen == "[TOOL_CALLS]" && s.ArgsPrefix == "[ARGS]" && (s.IDPrefix == "" || s.IDPrefix == "[CALL_ID]"):
+			return "mistral"
+		case strings.Contains(s.CallOpen+s.NamePrefix, "to=functions.") && strings.Contains(s.ArgsPrefix, "<|message|>") &&
+			s.CallClose == "<|call|>":
+			// The harmony parser reads the recipient before or after the
+			// channel, as gpt-oss's template and models write it.
+			return "harmony"
+		case s.CallOpen == "" && s.SectionOpen == "" && s.NamePrefix == "" && s.NameSuffix == "\n" && s.ArgsPrefix == "" && s.CallClose == "":
+			return "glm4"
+		}
+	case parse.BodyPairs:
+		switch {
+		case s.CallOpen == "<tool_call>" && s.NamePrefix == "<function=" && s.KeyOpen == "<parameter=" &&
+			strings.TrimSpace(s.ValueClose) == "</parameter>":
+			return "qwen3-coder"
+		case s.CallOpen == "<function_calls>" && s.NamePrefix == `<invoke name="` && s.KeyOpen == `<parameter name="`,
+			s.SectionOpen == "<function_calls>" && s.CallOpen == `<invoke name="` && s.KeyOpen == `<parameter name="` && s.CallClose == "</invoke>":
+			return "xml"
+		case s.CallOpen == "<tool_call>" && s.CallClose == "</tool_call>" && s.NamePrefix == "" && strings.TrimSpace(s.NameSuffix) == "" &&
+			s.KeyOpen == "<arg_key>" && s.KeyClose == "</arg_key>" && s.ValueOpen == "<arg_value>" && s.ValueClose == "</arg_value>":
+			return "glm45"
+		}
+	case parse.BodyPythonList:
+		if s.CallOpen == "" {
+			return "pythonic"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,299 @@
+package derive
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolharness/toolharness/parse"
+)
+
+// Tokens are the template's special tokens as its tokenizer defines them
+// (empty when it has none); EOS is a stop string of every template.
+type Tokens struct{ BOS, EOS string }
+
+// Result is what derivation learned about a template.
+type Result struct {
+	// Catalog: the template renders the tool catalog passed as tools.
+	Catalog bool `json:"catalog"`
+	// WritesCalls: the template renders an assistant turn's tool calls;
+	// Style is the input style that it accepted (hf, vllm or openai), and
+	// CatalogFree that it rendered them only without a catalog.
+	WritesCalls bool   `json:"writes_calls"`
+	Style       string `json:"style,omitempty"`
+	// Parallel: the template renders two calls of one turn.
+	Parallel bool `json:"parallel"`
+	// Format names the built-in parse format that reads the derived
+	// syntax; "" when only the derived Syntax does.
+	Format string `json:"format,omitempty"`
+	// Syntax is the derived call syntax (set when WritesCalls).
+	Syntax parse.Syntax `json:"syntax"`
+	// PromptOpensCall: the generation prompt ends with the call opener
+	// (functionary v3.2's ">>>"), so the model's output starts after it.
+	PromptOpensCall bool `json:"prompt_opens_call,omitempty"`
+	// ThinkOpen: the generation prompt itself opens a reasoning block.
+	ThinkOpen bool `json:"think_open"`
+	// GenerationPrompt is what the generation prompt appends after the
+	// turn header an answer starts with ("" for most templates).
+	GenerationPrompt string `json:"generation_prompt,omitempty"`
+	// Stop holds the end-of-turn strings: the marker after an answer, the
+	// one after a call turn when it differs, and EOS.
+	Stop []string `json:"stop"`
+	// Notes say what could not be derived and why, one line each.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ErrNoRender is returned (wrapped) when the template renders none of the
+// basic probes: nothing can be learned from it.
+var ErrNoRender = errors.New("derive: the template renders no probe conversation")
+
+// renders renders each probe once, on demand.
+type renders struct {
+	r     Renderer
+	byKey map[string]Request
+	text  map[string]string
+	err   map[string]error
+}
+
+func newRenders(r Renderer) *renders {
+	rs := &renders{r: r, byKey: map[string]Request{}, text: map[string]string{}, err: map[string]error{}}
+	for _, p := range Probes() {
+		rs.byKey[p.Name] = p.Request
+	}
+	return rs
+}
+
+func (rs *renders) get(name string) (string, error) {
+	if t, ok := rs.text[name]; ok {
+		return t, nil
+	}
+	if err, ok := rs.err[name]; ok {
+		return "", err
+	}
+	req, ok := rs.byKey[name]
+	if !ok {
+		return "", fmt.Errorf("derive: no probe %q", name)
+	}
+	t, err := rs.r.Render(req)
+	if err != nil {
+		rs.err[name] = err
+		return "", err
+	}
+	rs.text[name] = t
+	return t, nil
+}
+
+// Derive renders the probe conversations through r and learns the call
+// syntax, reasoning markers and stop strings from the differences.
+func Derive(r Renderer, tok Tokens) (Result, error) {
+	rs := newRenders(r)
+	var res Result
+	catalog, catErr := rs.get(probeCatalog)
+	noTools, noErr := rs.get(probeNoTools)
+	answer, ansErr := rs.get(probeAnswer)
+	if catErr != nil && noErr != nil {
+		return res, fmt.Errorf("%w: %w", ErrNoRender, catErr)
+	}
+	res.Catalog = catErr == nil && strings.Contains(catalog, sentinelTool1) && !strings.Contains(noTools, sentinelTool1)
+	if !res.Catalog {
+		res.Notes = append(res.Notes, "the template does not render the tools it is given")
+	}
+	if ansErr == nil {
+		res.Stop = endOfTurn(answer, sentinelAnswer)
+		if len(res.Stop) == 0 {
+			// Nothing closes an answer: what opens the next turn ends it.
+			if next, err := rs.get(probeNextUser); err == nil {
+				res.Stop = nextTurn(next)
+			}
+		}
+		if catErr == nil {
+			res.GenerationPrompt = catalog[commonPrefix(catalog, answer):]
+		}
+	} else {
+		res.Notes = append(res.Notes, "an assistant answer does not render: "+oneLine(ansErr))
+	}
+	open, close, thinkOpen := learnReasoning(rs, answer, res.GenerationPrompt)
+	res.ThinkOpen = thinkOpen
+	if c, style, note := findCalls(rs); c != nil {
+		res.WritesCalls, res.Style, res.Parallel = true, style, c.parallel
+		res.Syntax, res.Notes = learnSyntax(c)
+		res.Syntax.Label = "derived"
+		if after := firstPiece(c.one[c.oneEnd:]); specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
+			res.Stop = append(res.Stop, after)
+		}
+		if open := res.Syntax.CallOpen; open != "" && catErr == nil && strings.HasSuffix(strings.TrimSpace(catalog), open) {
+			res.PromptOpensCall = true
+			res.Notes = append(res.Notes, fmt.Sprintf("the generation prompt ends with the call opener %q: feed it to the parser before the output", open))
+		}
+		res.Format = builtinFormat(res.Syntax)
+		if res.Format == "" {
+			if err := res.Syntax.Validate(); err != nil {
+				res.Notes = append(res.Notes, oneLine(err))
+			}
+		}
+	} else {
+		res.Notes = append(res.Notes, note)
+	}
+	if tok.EOS != "" && !hasString(res.Stop, tok.EOS) {
+		res.Stop = append(res.Stop, tok.EOS)
+	}
+	res.Syntax.ReasoningOpen, res.Syntax.ReasoningClose = open, close
+	res.Syntax.Stop = res.Stop
+	return res, nil
+}
+
+// endOfTurn returns the marker written right after an answer's text.
+func endOfTurn(render, sentinel string) []string {
+	i := strings.LastIndex(render, sentinel)
+	if i < 0 {
+		return nil
+	}
+	if m := firstPiece(render[i+len(sentinel):]); m != "" {
+		return []string{m}
+	}
+	return nil
+}
+
+// nextTurn returns the marker that opens the turn after an answer.
+func nextTurn(render string) []string {
+	i := strings.LastIndex(render, sentinelAnswer)
+	j := strings.LastIndex(render, sentinelUser2)
+	if i < 0 || j < i {
+		return nil
+	}
+	if m := firstPiece(render[i+len(sentinelAnswer) : j]); m != "" && specialLen(m) == len(m) {
+		return []string{m}
+	}
+	return nil
+}
+
+// learnReasoning finds the reasoning block's markers: around the reasoning
+// text of a rendered turn, or (for templates that drop history reasoning)
+// opened by the generation prompt as "<x>" with its "</x>".
+func learnReasoning(rs *renders, answer, genPrompt string) (open, close string, thinkOpen bool) {
+	if withReasoning, err := rs.get(probeReasoning); err == nil && answer != "" {
+		// The markers may sit outside the differing region: Qwen3 renders
+		// an empty <think></think> around an answer without reasoning.
+		start, end := region(withReasoning, answer)
+		if i := strings.Index(withReasoning[start:end], sentinelReasoning); i >= 0 {
+			at := start + i
+			o := lastPiece(withReasoning[:at])
+			c := firstPiece(withReasoning[at+len(sentinelReasoning):])
+			if o != "" && c != "" {
+				open, close = o, c
+			}
+		}
+	}
+	g := lastPiece(genPrompt)
+	if isPlainTag(g) && (open == "" || open == g) {
+		return g, "</" + g[1:], true
+	}
+	return open, close, false
+}
+
+// findCalls tries each input style and returns the renders of the first
+// that writes the probe call, unless that one only wrote the arguments as
+// a Python dict (a template given arguments in a shape it does not expect
+// may print them with str()), which any other style beats.
+func findCalls(rs *renders) (*callRenders, string, string) {
+	ref, err := rs.get(probeEmpty)
+	if err != nil {
+		if ref, err = rs.get(probeAnswer); err != nil {
+			return nil, "", "no assistant turn renders: " + oneLine(err)
+		}
+	}
+	var best *callRenders
+	var bestStyle string
+	var lastErr error
+	for _, s := range Styles {
+		one, err := rs.get(probeCallName(1, s))
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		c := &callRenders{one: one}
+		c.oneStart, c.oneEnd = region(one, ref)
+		site, ok := locateCall(one, c.oneStart, c.oneEnd, sentinelTool1, sentinelArgs1)
+		if !ok || (best != nil && siteRank(one, site) <= siteRank(best.one, best.site1)) {
+			continue
+		}
+		c.site1 = site
+		if two, err := rs.get(probeCallName(2, s)); err == nil {
+			c.two = two
+			c.twoStart, c.twoEnd = region(two, ref)
+			c.parallel = secondCall(c)
+		}
+		best, bestStyle = c, s.Name
+	}
+	switch {
+	case best != nil:
+		return best, bestStyle, ""
+	case lastErr != nil:
+		return nil, "", "no input style renders a tool call: " + oneLine(lastErr)
+	}
+	return nil, "", "the template does not render assistant tool calls"
+}
+
+// siteRank is 0 for arguments printed as a Python dict ({'k': 'v'}:
+// only quotes, a colon and spaces between a key and its value), 1 else.
+func siteRank(render string, site callSite) int {
+	if site.body == parse.BodyPairs {
+		kv := render[site.keys[0][1]:site.values[0][0]]
+		if strings.Trim(kv, `'": `) == "" {
+			return 0
+		}
+	}
+	return 1
+}
+
+// secondCall locates both calls in the two-call render; false when the
+// template does not render the second one.
+func secondCall(c *callRenders) bool {
+	a, ok := locateCall(c.two, c.twoStart, c.twoEnd, sentinelTool1, sentinelArgs1)
+	if !ok || a.body != c.site1.body {
+		return false
+	}
+	c.site2a = a
+	if a.body == parse.BodyJSONList || a.body == parse.BodyPythonList {
+		i := strings.Index(c.two[a.start:a.end], sentinelTool2)
+		return i >= 0
+	}
+	b, ok := locateCall(c.two, a.end, c.twoEnd, sentinelTool2, sentinelArgs2)
+	if !ok || b.body != a.body {
+		return false
+	}
+	c.site2b = b
+	return true
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine shortens an error to its first line.
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// isPlainTag reports whether s is an XML-like opening tag "<name>" (the
+// only kind whose closing tag "</name>" can be inferred).
+func isPlainTag(s string) bool {
+	if len(s) < 3 || s[0] != '<' || s[len(s)-1] != '>' {
+		return false
+	}
+	for _, r := range s[1 : len(s)-1] {
+		if !(r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')) {
+			return false
+		}
+	}
+	return true
+}

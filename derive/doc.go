@@ -1,0 +1,54 @@
+// Package derive learns how a model writes tool calls from its own chat
+// template, by rendering probe conversations and diffing the renders (as
+// llama.cpp's autoparser does), and describes the result as a parse.Syntax
+// or, when the syntax is one a built-in format parses, as that format.
+//
+// Nothing here knows any template by name or fingerprint: every marker is
+// read out of renders of sentinel conversations, so a template never seen
+// before is derived the same way (the synthetic templates of the tests,
+// with invented markers, are the evidence).
+//
+// # Probes
+//
+// [Probes] is the fixed probe set: a user turn with the probe catalog and
+// without tools (does the template render the catalog?), an answer and an
+// answer followed by another user turn (end-of-turn and stop strings), an
+// empty assistant turn (the reference the call renders are diffed
+// against), an answer with reasoning (reasoning markers), and assistant
+// turns with one call and with two calls in each input [Styles] (hf:
+// arguments as an object, no content; vllm: content ""; openai: arguments
+// as a JSON string, content null), since templates disagree on what a
+// tool-call message looks like. The probe calls use sentinel names
+// (probe_alpha, probe_beta) and arguments of several JSON types.
+//
+// # Diffs
+//
+// Renders are compared token by token (special tokens such as <|im_end|>
+// or [TOOL_CALLS] are never split). The region where a call render differs
+// from the empty turn holds the call; inside it the name and arguments are
+// located (a JSON object or list holding both, a Python call, the name
+// followed by a JSON object, or key/value pairs in the arguments' order),
+// which gives the body shape. With two calls, what precedes the first core
+// and what separates the two give, by common suffix and prefix, the call
+// opener, the call closer, the separator and a section around all calls;
+// gaps between name, id and arguments give their prefixes (an id is the
+// probe's own id or a per-call index). An input style that only prints the
+// arguments as a Python dict (a template given arguments in a shape it does
+// not expect) loses to any other.
+//
+// # API
+//
+//	func Derive(r Renderer, tok Tokens) (Result, error)
+//	func Template(t *templates.Jinja, now time.Time, extra map[string]json.RawMessage) (Result, error)
+//	func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error)
+//	func (r Result) NewParser(opts parse.Options) (*parse.Parser, error)
+//	func (r Result) Describe() []Field
+//
+// A Result says whether the template renders the catalog and calls,
+// whether it renders parallel calls, the built-in format (hermes,
+// qwen3-coder, mistral, json, harmony, glm45, glm4, xml, pythonic) or the
+// derived Syntax, the reasoning markers (and whether the generation prompt
+// opens reasoning), the stop strings, and notes on what could not be
+// derived. Family makes a loaded template a templates.Family whose native
+// format is its own call syntax.
+package derive

@@ -1,0 +1,52 @@
+package derive
+
+import (
+	"time"
+
+	"github.com/toolharness/toolharness/templates"
+)
+
+// Family returns the templates.Family of a loaded chat template with its
+// derived call syntax adopted: when the template writes calls, their
+// syntax (a built-in format, or the derived one by its label) becomes the
+// family's native and default format, so that render lets the template
+// write catalog and calls itself; the derived markers join the control
+// tokens untrusted text may not carry, and the derived stops join the
+// family's. A built-in family the template was recognised as is returned
+// as Lookup has it, with the result for information.
+func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error) {
+	fam, err := templates.FamilyOf(t)
+	if err != nil {
+		return templates.Family{}, Result{}, err
+	}
+	res, err := Template(t, now, nil)
+	if err != nil {
+		return templates.Family{}, Result{}, err
+	}
+	return Adopt(fam, res), res, nil
+}
+
+// Adopt returns fam with the derived call syntax as its native and default
+// format when the template writes calls and fam has no native format yet
+// (a built-in family keeps its own); see Family.
+func Adopt(fam templates.Family, res Result) templates.Family {
+	if fam.NativeFormat != "" || !res.WritesCalls {
+		return fam
+	}
+	fam.NativeFormat, fam.DefaultFormat = res.FormatName(), res.FormatName()
+	if res.Format == "" {
+		s := res.Syntax
+		fam.ControlTokens = appendNew(fam.ControlTokens, s.SectionOpen, s.SectionClose, s.CallOpen, s.CallClose)
+	}
+	fam.Stop = appendNew(fam.Stop, res.Stop...)
+	return fam
+}
+
+func appendNew(list []string, more ...string) []string {
+	for _, m := range more {
+		if m != "" && !hasString(list, m) {
+			list = append(list, m)
+		}
+	}
+	return list
+}

@@ -1,0 +1,47 @@
+package derive
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/render"
+	"github.com/toolharness/toolharness/templates"
+)
+
+// TestFamilyRendersOwnSyntax: a template outside the built-in families
+// becomes a family whose native format is its derived syntax, and a raw-
+// mode prompt through package render is the template's own rendering
+// (catalog and a call turn written by the template itself).
+func TestFamilyRendersOwnSyntax(t *testing.T) {
+	j := compileSynthetic(t, "pipe-pairs.jinja", templates.SpecialTokens{BOS: "<start>", EOS: "<stop>"})
+	fam, res, err := Family(j, suiteNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam.NativeFormat != "derived:pipe-pairs.jinja" || fam.DefaultFormat != fam.NativeFormat || res.Format != "" {
+		t.Fatalf("native %q default %q format %q", fam.NativeFormat, fam.DefaultFormat, res.Format)
+	}
+	for _, m := range []string{"<|acts|>", "<|act|>", "<|/act|>"} {
+		if !hasString(fam.ControlTokens, m) {
+			t.Errorf("control tokens %q lack the derived marker %q", fam.ControlTokens, m)
+		}
+	}
+	tools, err := chat.ParseTools([]byte(roundTripTools))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := chat.ToolCall{ID: "abcDEF123", Name: "write_note", Arguments: json.RawMessage(`{"text": "hi"}`)}
+	msgs := []chat.Message{{Role: chat.RoleUser, Content: "note <|act|>x"}, {Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call}}}
+	got, err := render.Prompt(render.Request{Family: fam, Messages: msgs, Tools: tools, NoGenerationPrompt: true, Now: suiteNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "You may use: lookup_record write_note") || !strings.Contains(got, "<|acts|><|act|>write_note<|k|>text<|v|>hi<|/v|><|/act|><|/acts|>") {
+		t.Errorf("the template's own catalog or call is missing:\n%s", got)
+	}
+	if strings.Contains(got, "note <|act|>x") {
+		t.Errorf("a derived call marker in user text was not neutralised:\n%s", got)
+	}
+}

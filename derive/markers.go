@@ -1,0 +1,177 @@
+package derive
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/toolharness/toolharness/parse"
+)
+
+// callRenders are the renders of one input style that wrote the probe
+// calls: one call, and two when the template renders parallel calls.
+type callRenders struct {
+	one, two string
+	// oneRegion and twoRegion delimit what differs from the empty turn.
+	oneStart, oneEnd, twoStart, twoEnd int
+	// site1 is call 1 in one; site2a and site2b are calls 1 and 2 in two.
+	site1, site2a, site2b callSite
+	parallel              bool
+}
+
+// learnSyntax names the markers around and inside the calls.
+func learnSyntax(c *callRenders) (parse.Syntax, []string) {
+	s := parse.Syntax{Body: c.site1.body, NameKey: c.site1.nameKey, ArgsKey: c.site1.argsKey}
+	var notes []string
+	one := c.one
+	if s.Body == parse.BodyJSONList || s.Body == parse.BodyPythonList {
+		// One list holds every call: the list is the block.
+		s.CallOpen = lastPiece(one[c.oneStart:c.site1.start])
+		s.CallClose = firstPiece(one[c.site1.end:c.oneEnd])
+		return s, notes
+	}
+	// head is CallOpen and what precedes the name (or the JSON object);
+	// tail is what follows the core up to CallClose's end.
+	var head, tail string
+	if c.parallel {
+		two := c.two
+		p1 := one[c.oneStart:c.site1.start]
+		mid := two[c.site2a.end:c.site2b.start]
+		s2 := two[c.site2b.end:c.twoEnd]
+		h := commonSuffix(p1, mid)
+		t := commonPrefix(mid, s2)
+		if t+h > len(mid) {
+			t = len(mid) - h
+		}
+		head, tail = mid[len(mid)-h:], mid[:t]
+		s.SectionOpen = lastPiece(p1[:len(p1)-h])
+		s.CallSeparator = mid[t : len(mid)-h]
+		s.SectionClose = firstPiece(s2[t:])
+		if s.SectionOpen == "" {
+			s.SectionClose = ""
+		}
+	} else {
+		head = lastLine(one[c.oneStart:c.site1.start])
+		tail = firstLine(one[c.site1.end:c.oneEnd])
+	}
+	switch s.Body {
+	case parse.BodyJSON:
+		s.CallOpen, s.CallClose = strings.TrimSpace(head), strings.TrimSpace(tail)
+	case parse.BodyNameJSON:
+		s.CallOpen, s.NamePrefix = splitHead(head)
+		learnNameJSON(c, &s)
+		s.ArgsSuffix, s.CallClose = splitTrailingToken(tail)
+		if s.CallClose == "" {
+			s.ArgsSuffix, s.CallClose = "", strings.TrimSpace(tail)
+		}
+	case parse.BodyPairs:
+		s.CallOpen, s.NamePrefix = splitHead(head)
+		learnPairs(one, c.site1, &s)
+		s.CallClose = strings.TrimSpace(strings.TrimPrefix(tail, s.ValueClose))
+	case parse.BodyPython:
+		s.CallOpen, s.CallClose = strings.TrimSpace(head), strings.TrimSpace(tail)
+	}
+	return s, notes
+}
+
+// splitHead splits what precedes the tool name into CallOpen (its first
+// special token, or all of it) and NamePrefix.
+func splitHead(head string) (callOpen, namePrefix string) {
+	tok, rest := splitLeadingToken(head)
+	if tok == "" {
+		return strings.TrimSpace(head), ""
+	}
+	return tok, rest
+}
+
+// learnNameJSON reads what sits between the name and the arguments: a
+// name suffix, an id (the probe's own id, or a per-call index), and an
+// arguments prefix.
+func learnNameJSON(c *callRenders, s *parse.Syntax) {
+	gap := c.one[c.site1.nameEnd:c.site1.argsAt]
+	if i := strings.Index(gap, sentinelID1); i >= 0 {
+		s.IDPrefix, s.ArgsPrefix = gap[:i], gap[i+len(sentinelID1):]
+		return
+	}
+	if c.parallel {
+		gap2 := c.two[c.site2b.nameEnd:c.site2b.argsAt]
+		if pre, post, ok := indexDiffers(gap, gap2); ok {
+			s.IDPrefix, s.ArgsPrefix = pre, post
+			return
+		}
+	}
+	ws := len(gap) - len(strings.TrimLeftFunc(gap, unicode.IsSpace))
+	s.NameSuffix, s.ArgsPrefix = gap[:ws], gap[ws:]
+}
+
+// indexDiffers reports whether a and b differ only in one run of digits
+// (a per-call index such as ":0" and ":1"), and returns what surrounds it.
+func indexDiffers(a, b string) (pre, post string, ok bool) {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	for p > 0 && isDigit(a[p-1]) {
+		p--
+	}
+	ea, eb := p, p
+	for ea < len(a) && isDigit(a[ea]) {
+		ea++
+	}
+	for eb < len(b) && isDigit(b[eb]) {
+		eb++
+	}
+	if ea == p || eb == p || a[ea:] != b[eb:] || a == b {
+		return "", "", false
+	}
+	return a[:p], a[ea:], true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// learnPairs reads the key and value framing from the first two
+// arguments (or the first one and the call's end).
+func learnPairs(one string, site callSite, s *parse.Syntax) {
+	g0 := one[site.nameEnd:site.keys[0][0]]
+	kv := one[site.keys[0][1]:site.values[0][0]]
+	if len(site.keys) > 1 {
+		g1 := one[site.values[0][1]:site.keys[1][0]]
+		n := commonSuffix(g0, g1)
+		s.KeyOpen = strings.TrimSpace(g0[len(g0)-n:])
+		s.NameSuffix = g0[:len(g0)-n]
+		s.ValueClose = g1[:len(g1)-n]
+	} else {
+		s.KeyOpen = lastPiece(g0)
+		s.NameSuffix = strings.TrimSuffix(strings.TrimRightFunc(g0, unicode.IsSpace), s.KeyOpen)
+		s.ValueClose = firstPiece(one[site.values[0][1]:])
+	}
+	if isSpace(s.NameSuffix) && s.NameSuffix != "" && s.KeyOpen != "" {
+		s.NameSuffix = ""
+	}
+	// The key's closing and the value's opening: up to the first ">" (or
+	// "]") is the key's; whitespace alone stays with it.
+	cut := strings.IndexAny(kv, ">]")
+	if cut < 0 {
+		s.KeyClose = kv
+		return
+	}
+	s.KeyClose, s.ValueOpen = kv[:cut+1], strings.TrimLeftFunc(kv[cut+1:], unicode.IsSpace)
+	if s.ValueOpen == "" {
+		s.KeyClose = kv
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRightFunc(s, unicode.IsSpace)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

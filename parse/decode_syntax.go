@@ -1,0 +1,291 @@
+package parse
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// decodeSyntax reads the calls of a block opened by a Syntax's marker.
+// body is the block after its scanned marker, up to its closing marker
+// (or the end of its last value); base is body's offset in the turn.
+func (p *Parser) decodeSyntax(op *opener, body string, base int) ([]dcall, *Error) {
+	s := op.syn
+	open, close := s.callOpen, s.callClose
+	if op.section {
+		open, close = s.sectionOpen, s.sectionClose
+	}
+	i := 0
+	if j := skipPieces([]byte(body), 0, open[1:]); j >= 0 {
+		i = j
+	}
+	body = trimPieces(body, close)
+	if !op.section {
+		return p.decodeSyntaxBody(s, body[i:], base+i)
+	}
+	if len(s.callOpen) == 0 {
+		return p.decodeSyntaxBody(s, body[i:], base+i)
+	}
+	return p.decodeSection(s, body, i, base)
+}
+
+// trimPieces cuts the pieces of a closing marker before its last one
+// (those the block's end did not consume) from the end of body.
+func trimPieces(body string, close []string) string {
+	if len(close) < 2 {
+		return body
+	}
+	t := strings.TrimRight(body, " \t\r\n")
+	for k := len(close) - 2; k >= 0; k-- {
+		if !strings.HasSuffix(t, close[k]) {
+			return body
+		}
+		t = strings.TrimRight(t[:len(t)-len(close[k])], " \t\r\n")
+	}
+	return t
+}
+
+// decodeSection splits a section into its calls: CallOpen body CallClose,
+// repeated, whitespace between.
+func (p *Parser) decodeSection(s *synSpec, body string, i, base int) ([]dcall, *Error) {
+	var calls []dcall
+	first, closer := s.callOpen[0], last(s.callClose)
+	for {
+		k := strings.Index(body[i:], first)
+		if k < 0 {
+			if strings.TrimSpace(body[i:]) != "" && len(calls) > 0 {
+				return calls, &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: fmt.Sprintf("unexpected text in the call section; write each call as %s…%s", s.CallOpen, s.CallClose)}
+			}
+			break
+		}
+		if strings.TrimSpace(body[i:i+k]) != "" && calls != nil {
+			return calls, &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: "unexpected text between calls"}
+		}
+		i += k + len(first)
+		if j := skipPieces([]byte(body), i, s.callOpen[1:]); j >= 0 {
+			i = j
+		}
+		end, next := len(body), len(body)
+		if n := strings.Index(body[i:], first); n >= 0 {
+			end, next = i+n, i+n
+		}
+		var rep repairs
+		if closer != "" {
+			if c := strings.Index(body[i:end], closer); c >= 0 {
+				end, next = i+c, i+c+len(closer)
+			} else {
+				rep = rMissingCloseTag
+			}
+		}
+		cs, err := p.decodeSyntaxBody(s, trimPieces(body[i:end], s.callClose), base+i)
+		if rep != 0 {
+			if p.opts.Strict {
+				err = orErr(err, &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every call with " + s.CallClose})
+			}
+			for k := range cs {
+				cs[k].repairs |= rep
+			}
+		}
+		calls = append(calls, cs...)
+		if err != nil {
+			return calls, err
+		}
+		i = next
+	}
+	if len(calls) == 0 {
+		return nil, &Error{Kind: KindMissingName, Offset: base, Message: fmt.Sprintf("empty call section; write each call as %s…%s", s.CallOpen, s.CallClose)}
+	}
+	return calls, nil
+}
+
+// decodeSyntaxBody reads one call body (a list of calls for list bodies).
+func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *Error) {
+	switch s.Body {
+	case BodyJSON, BodyJSONList:
+		return p.decodeJSONKeys(body, base, s.keys, s.Body == BodyJSONList)
+	case BodyPython, BodyPythonList:
+		return p.decodePythonic(body, base)
+	}
+	h, v := s.head([]byte(body), true)
+	if v != vYes {
+		return nil, &Error{Kind: KindMissingName, Offset: base, Message: fmt.Sprintf("write the tool name as %sNAME%s", s.NamePrefix, strings.TrimSpace(s.NameSuffix+s.IDPrefix+s.ArgsPrefix))}
+	}
+	if s.Body == BodyPairs {
+		c := p.decodePairs(s, h.name, body[h.args:], base+h.args)
+		return []dcall{c}, nil
+	}
+	args := strings.TrimRight(body[h.args:], " \t\r\n")
+	for _, suf := range reversed(s.argsSuffix) {
+		args = strings.TrimRight(strings.TrimSuffix(args, suf), " \t\r\n")
+	}
+	calls, err := p.decodeArgsOnly(h.name, args, base+h.args)
+	if h.id != "" {
+		for k := range calls {
+			calls[k].id = h.id
+		}
+	}
+	return calls, err
+}
+
+func reversed(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, x := range ps {
+		out[len(ps)-1-i] = x
+	}
+	return out
+}
+
+// pairMarkers are the pieces of one key/value element, trimmed, with the
+// whitespace the template writes around a value (stripped once when the
+// model writes it too).
+type pairMarkers struct {
+	keyOpen, keyClose, valueOpen, valueClose string
+	lead, trail                              string
+}
+
+func (s *synSpec) pairMarkers() pairMarkers {
+	m := pairMarkers{
+		keyOpen: strings.TrimSpace(s.KeyOpen), keyClose: strings.TrimSpace(s.KeyClose),
+		valueOpen: strings.TrimSpace(s.ValueOpen), valueClose: strings.TrimSpace(s.ValueClose),
+	}
+	before := s.KeyClose
+	if s.ValueOpen != "" {
+		before = s.ValueOpen
+	}
+	m.lead = before[len(strings.TrimRight(before, " \t\r\n")):]
+	m.trail = s.ValueClose[:len(s.ValueClose)-len(strings.TrimLeft(s.ValueClose, " \t\r\n"))]
+	return m
+}
+
+// decodePairs reads KeyOpen key KeyClose ValueOpen value ValueClose
+// elements; values are read with the tool's schema.
+func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
+	m := s.pairMarkers()
+	a := p.newArgs(name, len(body))
+	var rep repairs
+	i := 0
+	for {
+		k := strings.Index(body[i:], m.keyOpen)
+		if k < 0 {
+			if a.err == nil && strings.TrimSpace(body[i:]) != "" {
+				a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: fmt.Sprintf("only %sKEY%s elements belong in a call of %s", m.keyOpen, m.keyClose, name)}
+			}
+			break
+		}
+		if a.err == nil && strings.TrimSpace(body[i:i+k]) != "" {
+			a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: fmt.Sprintf("unexpected text before %s", m.keyOpen)}
+		}
+		i += k + len(m.keyOpen)
+		kend := m.keyClose
+		if kend == "" {
+			kend = m.valueOpen
+		}
+		e := strings.Index(body[i:], kend)
+		next := strings.Index(body[i:], m.keyOpen)
+		if e < 0 || next >= 0 && next < e {
+			if a.err == nil {
+				a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: fmt.Sprintf("write %sKEY%s", m.keyOpen, kend)}
+			}
+			break
+		}
+		key := strings.TrimSpace(body[i : i+e])
+		i += e + len(kend)
+		if m.keyClose != "" && m.valueOpen != "" {
+			j := skipWS([]byte(body[i:min(len(body), i+64+len(m.valueOpen))]), 0)
+			if strings.HasPrefix(body[i+j:], m.valueOpen) {
+				i += j + len(m.valueOpen)
+			} else if p.opts.Strict && a.err == nil {
+				a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: fmt.Sprintf("write %s after %s", m.valueOpen, m.keyClose)}
+			}
+		}
+		// A value ends at ValueClose or (lenient) at the next key.
+		lim := len(body)
+		if n := strings.Index(body[i:], m.keyOpen); n >= 0 {
+			lim = i + n
+		}
+		stop := strings.Index(body[i:lim], m.valueClose)
+		after := 0
+		if stop < 0 {
+			rep |= rMissingCloseTag
+			stop = lim - i
+		} else {
+			after = len(m.valueClose)
+		}
+		v := strings.TrimPrefix(body[i:i+stop], m.lead)
+		v = strings.TrimSuffix(v, m.trail)
+		a.add(key, v, base+i)
+		i += stop + after
+	}
+	if p.opts.Strict && rep != 0 {
+		if a.err == nil {
+			a.err = &Error{Kind: KindUnclosedBlock, Offset: base, Message: "close every value with " + m.valueClose}
+		}
+		rep = 0
+	}
+	return a.call(rep)
+}
+
+// syntaxName finds the tool name at the start of a syntax block's body w
+// (see scanName): found in a prefix, the same name is found in every
+// longer one.
+func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
+	rest := s.callOpen
+	if section {
+		rest = s.sectionOpen
+	}
+	i := 0
+	if len(rest) > 1 {
+		if i = skipPieces(w, 0, rest[1:]); i < 0 {
+			return nil, false
+		}
+	}
+	if section && len(s.callOpen) > 0 {
+		if i = skipPieces(w, i, s.callOpen); i < 0 {
+			return nil, false
+		}
+	}
+	w = w[i:]
+	switch s.Body {
+	case BodyJSON, BodyJSONList:
+		return jsonNameKey(w, s.keys.name)
+	case BodyPython, BodyPythonList:
+		j := skipWS(w, 0)
+		if j < len(w) && w[j] == '[' {
+			j = skipWS(w, j+1)
+		}
+		if v, name := identParen(w, j); v == vYes {
+			return []byte(name), true
+		}
+		return nil, false
+	}
+	h, v := s.head(w, false)
+	if v != vYes {
+		return nil, false
+	}
+	return []byte(h.name), true
+}
+
+// jsonNameKey is jsonName for a call object whose name key is key.
+func jsonNameKey(w []byte, key string) ([]byte, bool) {
+	if key == "name" {
+		return jsonName(w)
+	}
+	q := []byte(`"` + key + `"`)
+	k := bytes.Index(w, q)
+	if k < 0 {
+		return nil, false
+	}
+	j := skipWS(w, k+len(q))
+	if j >= len(w) || w[j] != ':' {
+		return nil, false
+	}
+	j = skipWS(w, j+1)
+	if j >= len(w) || w[j] != '"' {
+		return nil, false
+	}
+	e := bytes.IndexByte(w[j+1:], '"')
+	if e <= 0 {
+		return nil, false
+	}
+	return w[j+1 : j+1+e], true
+}

@@ -1,0 +1,453 @@
+package parse
+
+import (
+	"bytes"
+	"strings"
+)
+
+// This file turns a Syntax into openers for the same table, block and
+// decoder machinery the named formats use: a derived syntax is one more
+// opener set, with its own decoder (dSyntax, decode_syntax.go).
+//
+// Markers are split at whitespace: the first piece of an opening marker is
+// what the prose scanner looks for, the other pieces are expected after it
+// with any whitespace between them; the last piece of a closing marker is
+// what ends the block, the pieces before it are stripped from the body's
+// end when present. Templates differ from the models trained on them in
+// exactly this whitespace ("</function>\n</tool_call>" written as
+// "</function></tool_call>"), and a marker made of one piece is matched
+// exactly either way.
+
+// glm45Syntax is how GLM-4.5 and later write calls (their official
+// template): <tool_call>name\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>…</tool_call>.
+var glm45Syntax = Syntax{Label: "glm45", CallOpen: "<tool_call>", CallClose: "</tool_call>", CallSeparator: "\n",
+	Body: BodyPairs, NameSuffix: "\n", KeyOpen: "<arg_key>", KeyClose: "</arg_key>", ValueOpen: "<arg_value>", ValueClose: "</arg_value>",
+	ReasoningOpen: "<think>", ReasoningClose: "</think>"}
+
+// synSpec is a Syntax prepared for parsing.
+type synSpec struct {
+	Syntax
+	// callOpen and sectionOpen are the opening markers in pieces;
+	// callClose and sectionClose the closing ones.
+	callOpen, callClose, sectionOpen, sectionClose []string
+	keys                                           objectKeys
+	// The head's pieces, made once: head runs on every chunk of a
+	// block that is being decided.
+	namePrefix, argsPrefix, argsSuffix []string
+	// nameEnds are the markers that can end a name; nameSuffix, idPrefix
+	// and argsStop are NameSuffix, IDPrefix and ArgsPrefix trimmed;
+	// wsEnds says whitespace ends the name (NameSuffix is whitespace).
+	nameEnds                       []string
+	nameSuffix, idPrefix, argsStop string
+	wsEnds                         bool
+}
+
+func newSynSpec(s Syntax) *synSpec {
+	sp := &synSpec{
+		Syntax:       s,
+		callOpen:     pieces(s.CallOpen),
+		callClose:    pieces(s.CallClose),
+		sectionOpen:  pieces(s.SectionOpen),
+		sectionClose: pieces(s.SectionClose),
+		keys:         objectKeys{name: s.NameKey, args: s.ArgsKey},
+		namePrefix:   pieces(s.NamePrefix),
+		argsPrefix:   pieces(s.ArgsPrefix),
+		argsSuffix:   pieces(s.ArgsSuffix),
+		nameSuffix:   strings.TrimSpace(s.NameSuffix),
+		idPrefix:     strings.TrimSpace(s.IDPrefix),
+		argsStop:     strings.TrimSpace(s.ArgsPrefix),
+		wsEnds:       s.NameSuffix != "" && strings.TrimSpace(s.NameSuffix) == "",
+	}
+	for _, m := range []string{sp.nameSuffix, sp.idPrefix, sp.argsStop} {
+		if m != "" {
+			sp.nameEnds = append(sp.nameEnds, m)
+		}
+	}
+	if s.Body == BodyPairs {
+		sp.nameEnds = append(sp.nameEnds, strings.TrimSpace(s.KeyOpen))
+	}
+	if sp.keys.name == "" {
+		sp.keys.name = "name"
+	}
+	if sp.keys.args == "" {
+		sp.keys.args = "arguments"
+	}
+	return sp
+}
+
+func pieces(s string) []string { return strings.Fields(s) }
+
+func last(ps []string) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	return ps[len(ps)-1]
+}
+
+// NewSyntax returns a parser for a syntax that is not one of the named
+// formats (one derived from a model's chat template). It behaves like the
+// parsers of New: the same events, error kinds, repairs (off with
+// Options.Strict), schema-driven values and chunk-invariance. A reasoning
+// block delimited by s.ReasoningOpen and s.ReasoningClose (<think> and
+// </think> when they are empty) is skipped as in every format.
+func NewSyntax(s Syntax, opts Options) (*Parser, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	sp := newSynSpec(s)
+	p := newParser(s.label(), opts, sp.openers(!opts.Strict))
+	if s.ReasoningOpen != "" {
+		p.think = [2]string{s.ReasoningOpen, s.ReasoningClose}
+		p.rs0 = initialReasoning(p.tab, opts, p.think[0])
+		p.rs = p.rs0
+	}
+	return p, nil
+}
+
+// valueBody reports whether a call's body ends by itself (a JSON or
+// Python value), so that a call needs no closing marker.
+func (s *synSpec) valueBody() bool { return s.Body != BodyPairs }
+
+// special reports whether a marker looks like a special token (<…>, […],
+// <｜…｜>): those are never prose, so a block they open is a call block
+// even when it turns out malformed; any other marker (">>>", "functools",
+// "Action:") opens a tentative block that stays text unless it holds a
+// call.
+func special(m string) bool {
+	return len(m) >= 3 && (m[0] == '<' || m[0] == '[') && (m[len(m)-1] == '>' || m[len(m)-1] == ']')
+}
+
+// openers builds the syntax's openers: one for the section (when there is
+// one) and one for a call, which in a section is the lenient reading of a
+// call whose section marker was left out.
+func (s *synSpec) openers(lenient bool) []opener {
+	var ops []opener
+	if len(s.sectionOpen) > 0 {
+		op := s.opener(s.sectionOpen, s.sectionClose, true, lenient)
+		ops = append(ops, op)
+		if len(s.callOpen) > 0 && lenient {
+			c := s.opener(s.callOpen, s.callClose, false, lenient)
+			c.repair |= rMissingOpenTag
+			c.trailer = last(s.sectionClose)
+			ops = append(ops, c)
+		}
+		return ops
+	}
+	return append(ops, s.opener(s.callOpen, s.callClose, false, lenient))
+}
+
+func (s *synSpec) opener(open, close []string, section, lenient bool) opener {
+	// A repeat of the opening marker before the closing one ends the
+	// block: a repair where there is a closing marker, the syntax itself
+	// where there is none.
+	op := opener{marker: open[0], dec: dSyntax, syn: s, section: section, reopen: lenient || last(close) == ""}
+	op.tentative = len(open) > 1 || !special(op.marker)
+	closer := last(close)
+	switch {
+	case closer != "":
+		op.kind, op.closer = kTag, closer
+	case section && len(s.callClose) > 0:
+		// A section that is never closed, around calls that are: it
+		// ends where the output does (or at the next section).
+		op.kind = kTag
+	case s.valueBody():
+		op.kind = kPrefix
+		op.multi = section
+	default:
+		op.kind = kTag
+	}
+	if op.kind == kPrefix && s.Body == BodyNameJSON && s.CallClose == "" {
+		op.trailer = last(pieces(s.ArgsSuffix))
+	}
+	return op
+}
+
+// skipPieces matches ps at buf[i:], whitespace allowed before each piece.
+// It returns the index after the last piece, or -1 when buf does not
+// match, or -2 when buf ends before it could tell.
+func skipPieces(buf []byte, i int, ps []string) int {
+	for _, p := range ps {
+		j := skipWS(buf, i)
+		if j-i > 64 {
+			// A long run of whitespace is not part of a marker;
+			// bounding it keeps deciding a block O(1) per chunk.
+			return -1
+		}
+		i = j
+		rem := len(buf) - i
+		if rem < len(p) {
+			if string(buf[i:]) == p[:rem] {
+				return -2
+			}
+			return -1
+		}
+		if string(buf[i:i+len(p)]) != p {
+			return -1
+		}
+		i += len(p)
+	}
+	return i
+}
+
+// confirmSyntax decides a tentative syntax block from its first bytes:
+// the rest of the opening marker, then the start of a call body.
+func (b *block) confirmSyntax(eof bool) verdict {
+	s, buf := b.op.syn, b.buf
+	open := s.callOpen
+	if b.op.section {
+		open = s.sectionOpen
+	}
+	rest := open[1:]
+	j := skipPieces(buf, len(b.op.marker), rest)
+	switch j {
+	case -1:
+		return vNo
+	case -2:
+		return vMore
+	}
+	b.vstart = j
+	if b.op.section && len(s.callOpen) > 0 {
+		j = skipPieces(buf, j, s.callOpen)
+		switch j {
+		case -1:
+			return vNo
+		case -2:
+			return vMore
+		}
+	}
+	k := skipWS(buf, j)
+	if k-j > 64 {
+		return vNo
+	}
+	if k >= len(buf) {
+		return vMore
+	}
+	switch s.Body {
+	case BodyJSON, BodyJSONList:
+		if buf[k] == '[' {
+			k = skipWS(buf, k+1)
+			if k >= len(buf) {
+				return vMore
+			}
+		}
+		if buf[k] != '{' {
+			return vNo
+		}
+		if b.op.kind == kPrefix {
+			b.vstart = j
+		}
+		return callishKey(buf, k, s.keys.name)
+	case BodyPython, BodyPythonList:
+		if buf[k] == '[' {
+			k = skipWS(buf, k+1)
+		}
+		v, name := identParen(buf, k)
+		if v == vYes {
+			b.name = name
+			if b.op.kind == kPrefix {
+				b.vstart = j
+			}
+		}
+		return v
+	}
+	h, st := s.head(buf[j:], eof)
+	switch st {
+	case vMore, vNo:
+		return st
+	}
+	b.name = h.name
+	if b.op.kind == kPrefix {
+		// The tracked value starts at the arguments.
+		b.vstart = j + h.args
+		b.vpos = b.vstart
+		if b.vstart >= len(buf) {
+			return vMore
+		}
+		if c := buf[b.vstart]; c != '{' && c != '"' {
+			return vNo
+		}
+	}
+	return vYes
+}
+
+// callishKey is callish, also accepting the syntax's own name key.
+func callishKey(buf []byte, i int, key string) verdict {
+	v := callish(buf, i)
+	if v != vNo || key == "name" {
+		return v
+	}
+	j := skipWS(buf, i+1)
+	q := []byte(`"` + key + `"`)
+	rem := len(buf) - j
+	if rem < len(q) {
+		if bytes.HasPrefix(q, buf[j:]) {
+			return vMore
+		}
+		return vNo
+	}
+	if bytes.HasPrefix(buf[j:], q) {
+		return vYes
+	}
+	return vNo
+}
+
+// head is where the parts of a call's head lie in its body.
+type head struct {
+	name, id string
+	// args is the index where the arguments start (after ArgsPrefix, at
+	// the first non-space byte), or the pairs for BodyPairs.
+	args int
+}
+
+// maxHead bounds the bytes a call's head may take before its arguments.
+const maxHead = 256
+
+// head reads NamePrefix name NameSuffix [IDPrefix id] ArgsPrefix from the
+// start of body (BodyNameJSON and BodyPairs). With !eof, vMore says body
+// ends before the head could be read; the answer is the same for every
+// longer body.
+func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
+	more := vMore
+	if eof {
+		more = vNo
+	}
+	i := skipWS(body, 0)
+	if i > 64 {
+		return head{}, vNo
+	}
+	if pre := s.namePrefix; len(pre) > 0 {
+		switch j := skipPieces(body, i, pre); j {
+		case -1:
+			return head{}, vNo
+		case -2:
+			return head{}, more
+		default:
+			i = j
+		}
+	}
+	if j := skipWS(body, i); j-i <= 64 {
+		i = j
+	} else {
+		return head{}, vNo
+	}
+	// The name ends at the first of the markers that can follow it.
+	ends, wsEnds := s.nameEnds, s.wsEnds
+	end, which := -1, ""
+	lim := min(len(body), i+maxHead)
+	for k := i; k < lim; k++ {
+		c := body[k]
+		if wsEnds && isSpace(c) || c == '{' && s.Body == BodyNameJSON {
+			end = k
+			break
+		}
+		for _, m := range ends {
+			if hasPrefix(body[k:], m) {
+				end, which = k, m
+				break
+			}
+		}
+		if end >= 0 {
+			break
+		}
+		if !isNameByte(c) {
+			if !eof && partialAny(body[k:], ends) {
+				return head{}, vMore
+			}
+			return head{}, vNo
+		}
+	}
+	if end < 0 {
+		if lim-i >= maxHead || eof {
+			return head{}, vNo
+		}
+		// A marker may be starting at the end of body.
+		return head{}, vMore
+	}
+	h := head{name: string(body[i:end])}
+	if h.name == "" {
+		return head{}, vNo
+	}
+	k := end
+	switch {
+	case which != "" && which == s.nameSuffix:
+		k += len(which)
+	case wsEnds:
+		k = skipWS(body, k)
+	}
+	if id := s.idPrefix; id != "" {
+		j := skipWS(body, k)
+		if len(body)-j < len(id) && strings.HasPrefix(id, string(body[j:])) {
+			return head{}, more
+		}
+		if hasPrefix(body[j:], id) {
+			j += len(id)
+			stop := s.argsStop
+			e := -1
+			if stop != "" {
+				e = indexString(body[j:min(len(body), j+maxHead)], stop)
+			} else {
+				e = bytes.IndexByte(body[j:min(len(body), j+maxHead)], '{')
+			}
+			if e < 0 {
+				if len(body)-j >= maxHead || eof {
+					return head{}, vNo
+				}
+				return head{}, more
+			}
+			h.id = strings.TrimSpace(string(body[j : j+e]))
+			k = j + e
+		}
+	}
+	if s.Body == BodyPairs {
+		h.args = k
+		return h, vYes
+	}
+	if ap := s.argsPrefix; len(ap) > 0 {
+		switch j := skipPieces(body, k, ap); j {
+		case -1:
+			return head{}, vNo
+		case -2:
+			return head{}, more
+		default:
+			k = j
+		}
+	}
+	j := skipWS(body, k)
+	if j-k > 64 {
+		return head{}, vNo
+	}
+	if j >= len(body) && !eof {
+		return head{}, vMore
+	}
+	h.args = j
+	return h, vYes
+}
+
+// isNameByte: a byte a tool name may hold (identifiers, dotted and
+// dashed names, non-ASCII).
+func isNameByte(c byte) bool {
+	return isIdentByte(c) || c == '.' || c == '-' || c == ':' || c == '/' || c >= 0x80
+}
+
+// partialAny reports whether b is a proper prefix of one of ms.
+func partialAny(b []byte, ms []string) bool {
+	for _, m := range ms {
+		if len(b) < len(m) && strings.HasPrefix(m, string(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefix and indexString look for a string in bytes without
+// converting it (the compiler does not allocate for these conversions).
+func hasPrefix(b []byte, m string) bool { return len(b) >= len(m) && string(b[:len(m)]) == m }
+
+func indexString(b []byte, m string) int {
+	for i := 0; i+len(m) <= len(b); i++ {
+		if b[i] == m[0] && string(b[i:i+len(m)]) == m {
+			return i
+		}
+	}
+	return -1
+}

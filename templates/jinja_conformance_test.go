@@ -1,0 +1,326 @@
+package templates
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/chat"
+	goldenfile "github.com/toolharness/toolharness/internal/golden"
+)
+
+// conformanceEntry is one template of testdata/conformance/manifest.json.
+type conformanceEntry struct {
+	ID            string                     `json:"id"`
+	Set           string                     `json:"set"`
+	File          string                     `json:"file"`
+	SpecialTokens map[string]*string         `json:"special_tokens"`
+	Kwargs        map[string]json.RawMessage `json:"kwargs"`
+}
+
+type conformanceConversation struct {
+	ID                  string                     `json:"id"`
+	Tools               json.RawMessage            `json:"tools"`
+	Messages            json.RawMessage            `json:"messages"`
+	AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
+	Kwargs              map[string]json.RawMessage `json:"kwargs"`
+}
+
+type conformanceGolden struct {
+	OK    bool   `json:"ok"`
+	Text  string `json:"text"`
+	Error string `json:"error"`
+}
+
+// conformanceNow is render.py's FIXED_NOW.
+var conformanceNow = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
+
+const conformanceDir = "testdata/conformance"
+
+func readJSONFile(t testing.TB, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func loadConformance(t testing.TB) ([]conformanceEntry, []conformanceConversation) {
+	var m struct{ Templates []conformanceEntry }
+	readJSONFile(t, filepath.Join(conformanceDir, "manifest.json"), &m)
+	var c struct{ Conversations []conformanceConversation }
+	readJSONFile(t, filepath.Join(conformanceDir, "conversations.json"), &c)
+	return m.Templates, c.Conversations
+}
+
+func (e conformanceEntry) tokens() SpecialTokens {
+	var tok SpecialTokens
+	if s := e.SpecialTokens["bos_token"]; s != nil {
+		tok.BOS = *s
+	}
+	if s := e.SpecialTokens["eos_token"]; s != nil {
+		tok.EOS = *s
+	}
+	return tok
+}
+
+// conformanceOutcome renders one golden case and says how it differs from
+// Jinja2 ("" = identical, including raising with the same message).
+func conformanceOutcome(j *Jinja, e conformanceEntry, c conformanceConversation, style string, want conformanceGolden) (string, error) {
+	msgs, err := styleMessages(c.Messages, style)
+	if err != nil {
+		return "", err
+	}
+	vars := JinjaVars{Messages: msgs, Tools: c.Tools, AddGenerationPrompt: c.AddGenerationPrompt == nil || *c.AddGenerationPrompt,
+		Now: conformanceNow, Extra: map[string]json.RawMessage{}}
+	for _, kw := range []map[string]json.RawMessage{e.Kwargs, c.Kwargs} {
+		for k, v := range kw {
+			if v, err = resolveKwarg(v, c.Tools); err != nil {
+				return "", err
+			}
+			vars.Extra[k] = v
+		}
+	}
+	got, err := j.Render(vars)
+	switch {
+	case want.OK && err != nil:
+		return "raises where Jinja2 renders: " + err.Error(), nil
+	case want.OK && got != want.Text:
+		return "differs:\n" + cmp.Diff(want.Text, got), nil
+	case want.OK:
+		return "", nil
+	case err == nil:
+		return "renders where Jinja2 raises " + want.Error, nil
+	}
+	if msg, ok := strings.CutPrefix(want.Error, "TemplateError: "); ok {
+		var te *TemplateError
+		if !errors.As(err, &te) || te.Message != msg {
+			return fmt.Sprintf("raises %v where Jinja2 raises %s", err, want.Error), nil
+		}
+	}
+	return "", nil
+}
+
+// styleMessages rewrites assistant tool-call messages into one of
+// render.py's input styles (apply_style), keeping key order: where content
+// is missing or null, hf drops it, vllm sets "", openai sets null; openai
+// also writes arguments as a JSON string (json.dumps).
+func styleMessages(raw json.RawMessage, style string) (json.RawMessage, error) {
+	if style == "" {
+		return raw, nil
+	}
+	v, err := chat.DecodeOrdered(raw)
+	if err != nil {
+		return nil, err
+	}
+	msgs, _ := v.([]any)
+	for _, m := range msgs {
+		obj, ok := m.(*chat.Object)
+		if !ok {
+			continue
+		}
+		calls, _ := objGet(obj, "tool_calls").([]any)
+		if len(calls) == 0 {
+			continue
+		}
+		if content, present := objLookup(obj, "content"); !present || content == nil {
+			switch style {
+			case "hf":
+				deleteMember(obj, "content")
+			case "vllm":
+				setMember(obj, "content", "")
+			default:
+				setMember(obj, "content", nil)
+			}
+		}
+		for _, c := range calls {
+			fn, ok := objGet(c, "function").(*chat.Object)
+			if !ok || style != "openai" {
+				continue
+			}
+			if args, ok := objLookup(fn, "arguments"); ok {
+				if _, isString := args.(string); !isString {
+					s, err := PyJSON(args, 0)
+					if err != nil {
+						return nil, err
+					}
+					setMember(fn, "arguments", s)
+				}
+			}
+		}
+	}
+	s, err := PyJSON(msgs, 0)
+	return json.RawMessage(s), err
+}
+
+func deleteMember(o *chat.Object, key string) {
+	kept := o.Members[:0]
+	for _, m := range o.Members {
+		if m.Key != key {
+			kept = append(kept, m)
+		}
+	}
+	o.Members = kept
+}
+
+func setMember(o *chat.Object, key string, v any) {
+	for i := range o.Members {
+		if o.Members[i].Key == key {
+			o.Members[i].Value = v
+			return
+		}
+	}
+	o.Members = append(o.Members, chat.Member{Key: key, Value: v})
+}
+
+func resolveKwarg(v json.RawMessage, tools json.RawMessage) (json.RawMessage, error) {
+	var spec map[string]json.RawMessage
+	if json.Unmarshal(v, &spec) != nil {
+		return v, nil
+	}
+	if f, ok := spec["$strftime"]; ok {
+		var format string
+		if err := json.Unmarshal(f, &format); err != nil {
+			return nil, err
+		}
+		return json.Marshal(PyStrftime(format, conformanceNow))
+	}
+	if opt, ok := spec["$tools_json"]; ok {
+		var o struct{ Indent int }
+		if err := json.Unmarshal(opt, &o); err != nil {
+			return nil, err
+		}
+		if len(tools) == 0 || string(tools) == "null" {
+			return json.Marshal("")
+		}
+		ov, err := chat.DecodeOrdered(tools)
+		if err != nil {
+			return nil, err
+		}
+		s, err := PyJSON(ov, o.Indent)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(s)
+	}
+	return v, nil
+}
+
+// conformanceDeviations is testdata/conformance/deviations.json: every
+// template on which the engine differs from Jinja2, the cases where it
+// does, and why (written by hand; -update rewrites the cases and keeps
+// the causes). The test fails when a deviation appears or disappears, and
+// when a listed template has no cause.
+type conformanceDeviation struct {
+	Cause string   `json:"cause"`
+	Cases []string `json:"cases"`
+}
+
+func TestJinjaConformance(t *testing.T) {
+	entries, convs := loadConformance(t)
+	found := map[string][]string{}
+	wrongText := map[string]bool{} // a case Jinja2 renders, rendered differently or not at all
+	for _, e := range entries {
+		t.Run(e.ID, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var golden map[string]conformanceGolden
+			readJSONFile(t, filepath.Join(conformanceDir, "golden", e.ID+".json"), &golden)
+			j, err := CompileJinja(e.ID, string(src), e.tokens())
+			if err != nil {
+				found[e.ID] = []string{"compile"}
+				t.Logf("compile: %v", err)
+				return
+			}
+			for _, c := range convs {
+				for _, style := range []string{"", "hf", "vllm", "openai"} {
+					key := c.ID
+					if style != "" {
+						key += "." + style
+					}
+					want, ok := golden[key]
+					if !ok {
+						continue
+					}
+					diff, err := conformanceOutcome(j, e, c, style, want)
+					if err != nil {
+						t.Fatalf("%s: %v", key, err)
+					}
+					if diff != "" {
+						found[e.ID] = append(found[e.ID], key)
+						if want.OK {
+							wrongText[e.ID] = true
+						}
+						t.Logf("%s: %s", key, diff)
+					}
+				}
+			}
+		})
+	}
+	path := filepath.Join(conformanceDir, "deviations.json")
+	var listed map[string]conformanceDeviation
+	readJSONFile(t, path, &listed)
+	got := map[string]conformanceDeviation{}
+	for id, cases := range found {
+		got[id] = conformanceDeviation{Cause: listed[id].Cause, Cases: cases}
+		if strings.TrimSpace(listed[id].Cause) == "" {
+			t.Errorf("%s deviates from Jinja2 on %v: give its cause in %s", id, cases, path)
+		}
+	}
+	data, err := json.MarshalIndent(got, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenfile.Check(t, *update, path, string(data)+"\n")
+	t.Logf("%d of %d templates identical to Jinja2 on every conversation; %d of %d byte-identical on every conversation Jinja2 renders",
+		len(entries)-len(found), len(entries), len(entries)-len(wrongText), len(entries))
+}
+
+// TestJinjaDeviationsDetected checks that Deviations reports a construct
+// for exactly the conformance templates whose deviation it causes, and for
+// no template that renders identically.
+func TestJinjaDeviationsDetected(t *testing.T) {
+	entries, _ := loadConformance(t)
+	var listed map[string]conformanceDeviation
+	readJSONFile(t, filepath.Join(conformanceDir, "deviations.json"), &listed)
+	for _, e := range entries {
+		src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := CompileJinja(e.ID, string(src), e.tokens())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range j.Deviations() {
+			if !strings.Contains(listed[e.ID].Cause, `"`+d.Construct+`"`) {
+				t.Errorf("%s: Deviations reports %q, which deviations.json does not give as its cause", e.ID, d.Construct)
+			}
+		}
+		for _, k := range knownConstructs {
+			if strings.Contains(listed[e.ID].Cause, `"`+k.Construct+`"`) && !slicesContainsConstruct(j.Deviations(), k.Construct) {
+				t.Errorf("%s: deviations.json gives %q as a cause, Deviations does not report it", e.ID, k.Construct)
+			}
+		}
+	}
+}
+
+func slicesContainsConstruct(ds []Deviation, construct string) bool {
+	for _, d := range ds {
+		if d.Construct == construct {
+			return true
+		}
+	}
+	return false
+}

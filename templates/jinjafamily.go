@@ -1,0 +1,316 @@
+package templates
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolharness/toolharness/chat"
+)
+
+// Conventions say how a template expects its input where it differs from
+// the usual shape (vLLM's: content a string, "" on a turn that only calls
+// tools; arguments an object; reasoning in reasoning_content).
+type Conventions struct {
+	// ReasoningKey is the message key that carries reasoning ("" =
+	// reasoning_content; gpt-oss reads thinking).
+	ReasoningKey string `yaml:"reasoning_key" json:"reasoning_key,omitempty"`
+	// SystemToolsJSON puts the catalog on the system message as a "tools"
+	// JSON string of the function objects (Phi-4-mini's GGUF template).
+	SystemToolsJSON bool `yaml:"system_tools_json" json:"system_tools_json,omitempty"`
+	// ArgumentsAsString passes call arguments as JSON strings (the OpenAI
+	// wire shape) for templates that add them to a string.
+	ArgumentsAsString bool `yaml:"arguments_as_string" json:"arguments_as_string,omitempty"`
+}
+
+// renderJinja renders in with the family's compiled chat template.
+func (f Family) renderJinja(in Input) (string, error) {
+	msgs, err := JinjaMessages(f.Conventions, in.Messages, in.Tools)
+	if err != nil {
+		return "", err
+	}
+	vars := JinjaVars{Messages: msgs, AddGenerationPrompt: in.AddGenerationPrompt, Now: in.Now}
+	if in.Tools != nil {
+		if vars.Tools, err = JinjaTools(in.Tools); err != nil {
+			return "", err
+		}
+	}
+	return f.jinja.Render(vars)
+}
+
+// JinjaMessages writes messages as the JSON array a chat template reads
+// (keys in the order transformers' callers write them), following c.
+// tools is used only for Conventions.SystemToolsJSON.
+func JinjaMessages(c Conventions, msgs []chat.Message, tools []chat.Tool) (json.RawMessage, error) {
+	reasoningKey := c.ReasoningKey
+	if reasoningKey == "" {
+		reasoningKey = "reasoning_content"
+	}
+	out := make([]any, 0, len(msgs))
+	for i, m := range msgs {
+		o := &chat.Object{}
+		add := func(k string, v any) { o.Members = append(o.Members, chat.Member{Key: k, Value: v}) }
+		add("role", string(m.Role))
+		if m.Role == chat.RoleTool {
+			if m.ToolCallID != "" {
+				add("tool_call_id", m.ToolCallID)
+			}
+			if m.Name != "" {
+				add("name", m.Name)
+			}
+		}
+		add("content", m.Content)
+		if len(m.ToolCalls) > 0 {
+			calls, err := jinjaCalls(m.ToolCalls, c.ArgumentsAsString)
+			if err != nil {
+				return nil, err
+			}
+			add("tool_calls", calls)
+		}
+		if m.Reasoning != "" {
+			add(reasoningKey, m.Reasoning)
+		}
+		if c.SystemToolsJSON && i == 0 && m.Role == chat.RoleSystem && len(tools) > 0 {
+			fns, err := toolFunctions(tools)
+			if err != nil {
+				return nil, err
+			}
+			s, err := PyJSON(fns, 0)
+			if err != nil {
+				return nil, err
+			}
+			add("tools", s)
+		}
+		out = append(out, o)
+	}
+	s, err := PyJSON(out, 0)
+	if err != nil {
+		return nil, fmt.Errorf("templates: messages: %w", err)
+	}
+	return json.RawMessage(s), nil
+}
+
+func jinjaCalls(calls []chat.ToolCall, asString bool) ([]any, error) {
+	out := make([]any, 0, len(calls))
+	for _, c := range calls {
+		cv, err := newCallView(c)
+		if err != nil {
+			return nil, err
+		}
+		var args any = cv.Args
+		if asString {
+			s, err := PyJSON(cv.Args, 0)
+			if err != nil {
+				return nil, err
+			}
+			args = s
+		}
+		o := &chat.Object{}
+		if c.ID != "" {
+			o.Members = append(o.Members, chat.Member{Key: "id", Value: c.ID})
+		}
+		o.Members = append(o.Members,
+			chat.Member{Key: "type", Value: "function"},
+			chat.Member{Key: "function", Value: &chat.Object{Members: []chat.Member{{Key: "name", Value: c.Name}, {Key: "arguments", Value: args}}}})
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// JinjaTools writes tools as the JSON array of OpenAI tool objects a chat
+// template reads.
+func JinjaTools(tools []chat.Tool) (json.RawMessage, error) {
+	out := make([]any, 0, len(tools))
+	for _, t := range tools {
+		tv, err := newToolView(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tv.OpenAI)
+	}
+	s, err := PyJSON(out, 0)
+	if err != nil {
+		return nil, fmt.Errorf("templates: tools: %w", err)
+	}
+	return json.RawMessage(s), nil
+}
+
+func toolFunctions(tools []chat.Tool) ([]any, error) {
+	out := make([]any, 0, len(tools))
+	for _, t := range tools {
+		tv, err := newToolView(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tv.Function)
+	}
+	return out, nil
+}
+
+// FamilyOf returns the Family of a loaded chat template, so that every
+// caller renders any template the same way. A template detected as a
+// built-in family keeps that family's definition (stops, formats,
+// placement, quirks, conventions) and renders with the loaded template
+// itself (the model's own revision), except for the families that keep a
+// transliteration (hermes3, gpt-oss), which render as the family does. Any other template becomes a Family
+// whose end-of-turn, stops and control tokens come from the template and
+// its tokens; its native format is "" (nothing known of how it writes
+// calls: the derivation of its call syntax sets NativeFormat when that
+// matches a built-in format) and its default format is the prompted
+// UnknownDefaultFormat.
+func FamilyOf(j *Jinja) (Family, error) {
+	d, err := Detect(j.Source())
+	if err != nil && !errors.Is(err, ErrUnknownTemplate) {
+		return Family{}, err
+	}
+	if err == nil && !genericMatch(d, j) {
+		f, err := Lookup(d.Family)
+		if err != nil {
+			return Family{}, err
+		}
+		if f.jinja == nil {
+			// A transliterated family: the engine renders its official
+			// template, but the official template cannot render what the
+			// family must (see docs/templates.md), so the family stays.
+			return f, nil
+		}
+		f.Official = "loaded from " + j.Name()
+		f.Template = j.Name()
+		f.jinja = j
+		return f, nil
+	}
+	tok := j.Tokens()
+	f := Family{
+		Name:          j.Name(),
+		Description:   "the model's own chat template (no built-in family matches)",
+		Official:      "loaded from " + j.Name(),
+		DefaultFormat: UnknownDefaultFormat,
+		EOS:           tok.EOS,
+		Tokenizer:     tok,
+		Template:      j.Name(),
+		PrintsDate:    strings.Contains(j.Source(), "strftime_now"),
+		jinja:         j,
+	}
+	if strings.Contains(j.Source(), "bos_token") {
+		f.BOS = tok.BOS
+	}
+	f.Conventions.ArgumentsAsString = wantsStringArguments(j)
+	f.GenerationPrompt = probeGenerationPrompt(j)
+	f.EndOfTurn = probeEndOfTurn(j, f.Conventions)
+	f.Stop = dedupe(nonEmpty(strings.TrimSpace(f.EndOfTurn), tok.EOS))
+	f.ControlTokens = dedupe(append(nonEmpty(tok.BOS, tok.EOS), controlTokensIn(j.Source())...))
+	return f, nil
+}
+
+// UnknownDefaultFormat is the prompted tool format of a template that is
+// no built-in family (the same as generic ChatML's).
+const UnknownDefaultFormat = "hermes"
+
+// probeClock is the date probes render with (for templates that print one).
+func probeClock() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+// probe texts: no whitespace (templates trim) and no markup.
+const (
+	probeUser  = "\u27e6toolharness-user\u27e7"
+	probeReply = "\u27e6toolharness-reply\u27e7"
+	probeKey   = "toolharness_probe_key"
+)
+
+// probeGenerationPrompt is what add_generation_prompt appends after a user
+// turn ("" when the template cannot say).
+func probeGenerationPrompt(j *Jinja) string {
+	msgs := json.RawMessage(`[{"role": "user", "content": "` + probeUser + `"}]`)
+	without, err1 := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
+	with, err2 := j.Render(JinjaVars{Messages: msgs, AddGenerationPrompt: true, Now: probeClock()})
+	if err1 != nil || err2 != nil || !strings.HasPrefix(with, without) {
+		return ""
+	}
+	return with[len(without):]
+}
+
+// probeEndOfTurn is what the template writes after an assistant reply
+// that ends the conversation ("" when the template cannot say).
+func probeEndOfTurn(j *Jinja, c Conventions) string {
+	msgs, err := JinjaMessages(c, []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeReply}}, nil)
+	if err != nil {
+		return ""
+	}
+	out, err := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
+	if err != nil {
+		return ""
+	}
+	i := strings.LastIndex(out, probeReply)
+	if i < 0 {
+		return ""
+	}
+	return out[i+len(probeReply):]
+}
+
+// wantsStringArguments reports whether the template writes call arguments
+// as JSON only when given them as a string: some templates add arguments
+// to a string, which Jinja2 refuses for an object.
+func wantsStringArguments(j *Jinja) bool {
+	call := []chat.Message{
+		{Role: chat.RoleUser, Content: probeUser},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call00001", Name: "toolharness_probe", Arguments: json.RawMessage(`{"` + probeKey + `": "v"}`)}}},
+	}
+	render := func(asString bool) string {
+		msgs, err := JinjaMessages(Conventions{ArgumentsAsString: asString}, call, nil)
+		if err != nil {
+			return ""
+		}
+		out, _ := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
+		return out
+	}
+	asObject := render(false)
+	// Written in any form but Python's str() of a dict (what adding a dict
+	// to a string prints), the object form works.
+	if strings.Contains(asObject, probeKey) && !strings.Contains(asObject, "{'"+probeKey+"'") {
+		return false
+	}
+	return strings.Contains(render(true), `"`+probeKey+`"`)
+}
+
+// genericMatch reports a detection of the generic ChatML family (its
+// fingerprint is only the turn markers) for a template that has tool
+// support of its own: that template is not generic ChatML.
+func genericMatch(d Detection, j *Jinja) bool {
+	return d.Family == "chatml" && strings.Contains(j.Source(), "tools")
+}
+
+// controlTokensIn finds special-token-looking literals in a template's
+// text: <|…|>, <｜…｜>, [INST]-style and <start_of_turn>-style markers.
+var controlTokenPattern = regexp.MustCompile(`<\|[^<>|\s]{1,40}\|>|<｜[^<>｜\s]{1,40}｜>|\[/?[A-Z][A-Z_]{2,30}\]|<(?:start|end)_of_[a-z_]{1,20}>`)
+
+func controlTokensIn(src string) []string {
+	found := controlTokenPattern.FindAllString(src, -1)
+	sort.Strings(found)
+	return dedupe(found)
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func dedupe(ss []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
