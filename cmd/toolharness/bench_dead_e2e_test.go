@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +157,74 @@ func TestE2EBenchDeadServer(t *testing.T) {
 			t.Logf("%v: %d cases measured before the kill, %d errors after; stderr:\n%s", cmd, measured, errs, r.stderr)
 		}
 	})
+}
+
+// lineWriter is a stdout that reports each complete line as it arrives.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	lines chan string
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for {
+		line, err := w.buf.ReadString('\n')
+		if err != nil {
+			w.buf.WriteString(line) // keep the partial line
+			return len(p), nil
+		}
+		w.lines <- line
+	}
+}
+
+// TestE2EChatServerKilled: the server dies between two messages of a
+// scripted chat; the next message fails with one "cannot reach" line and
+// the session ends there instead of failing every remaining line.
+func TestE2EChatServerKilled(t *testing.T) {
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
+	stdinR, stdinW := io.Pipe()
+	out := &lineWriter{lines: make(chan string, 16)}
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"toolharness", "chat", "--host", srv.URL, "--json", "--model", srv.Model, "--template", "chatml", "--max-tokens", "8"},
+			stdinR, out, &errb)
+	}()
+	go fmt.Fprintln(stdinW, "one")
+	select {
+	case line := <-out.lines:
+		if !strings.Contains(line, `"message":"one"`) || strings.Contains(line, `"error"`) {
+			t.Fatalf("first message: %s", line)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no answer to the first message within 2 minutes")
+	}
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// The writes block once chat stops reading: from a goroutine, ended by
+	// closing the read side when chat has returned.
+	go func() {
+		fmt.Fprintln(stdinW, "two")
+		fmt.Fprintln(stdinW, "three")
+		stdinW.Close()
+	}()
+	code := <-done
+	stdinR.Close()
+	stderr := errb.String()
+	want := "toolharness: chat: message 2: cannot reach Ollama at " + srv.URL + ": connection refused; the session ends\n"
+	if code != exitHarnessError || !strings.HasSuffix(stderr, want) || strings.Contains(stderr, "message 3") {
+		t.Errorf("exit %d, stderr:\n%s\nwant it to end with:\n%s", code, stderr, want)
+	}
+	close(out.lines)
+	var rest []string
+	for l := range out.lines {
+		rest = append(rest, l)
+	}
+	if len(rest) != 1 || !strings.Contains(rest[0], `"message":"two"`) || !strings.Contains(rest[0], "cannot reach Ollama") {
+		t.Errorf("after the kill, stdout has %q; want one error record for message two", rest)
+	}
 }
