@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/toolharness/toolharness/chat"
@@ -11,7 +12,10 @@ import (
 
 // RendererOptions choose a session's template family and tool format.
 type RendererOptions struct {
-	Template string // family name ("" = chatml)
+	Template string // family name (templates.Names); or
+	// Family is the family of a loaded chat template (templates.FamilyOf,
+	// source.Template.Family); it overrides Template.
+	Family   *templates.Family
 	Format   string // tool-call format ("" = the family's default)
 	Strict   bool   // parser repairs off
 	Verbatim bool   // framing safety off
@@ -30,14 +34,24 @@ type renderer struct {
 	opts   RendererOptions
 }
 
+// ErrNoTemplate is returned by NewRenderer when no template is named: a
+// model's prompt is its own template, so there is no default to fall
+// back on.
+var ErrNoTemplate = errors.New("agent: no chat template: name a family (--template FAMILY) or load the model's own (--chat-template FILE)")
+
 // NewRenderer returns the Renderer of a family and format.
 func NewRenderer(o RendererOptions) (Renderer, error) {
-	if o.Template == "" {
-		o.Template = "chatml"
-	}
-	fam, err := templates.Lookup(o.Template)
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+	var fam templates.Family
+	switch {
+	case o.Family != nil:
+		fam = *o.Family
+	case o.Template == "":
+		return nil, ErrNoTemplate
+	default:
+		var err error
+		if fam, err = templates.Lookup(o.Template); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
 	}
 	format := o.Format
 	if format == "" {

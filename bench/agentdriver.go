@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/templates"
 )
 
 // AgentDriver runs cases through agent.RunCase: the agent renders the
@@ -16,7 +17,11 @@ import (
 type AgentDriver struct {
 	// Backends holds one backend per endpoint URL.
 	Backends map[string]backend.Backend
-	// Template returns the template family of a model ("" = chatml).
+	// Family returns the chat template of a model (a built-in family or
+	// the model's own loaded template); when nil, Template names one.
+	Family func(ctx context.Context, endpoint, model string) (templates.Family, error)
+	// Template returns the template family of a model by name ("" is an
+	// error: there is no default template).
 	Template   func(ctx context.Context, endpoint, model string) string
 	MaxRetries int
 	// Constrained sends the call schema as the server's output
@@ -31,6 +36,28 @@ type AgentDriver struct {
 
 	mu        sync.Mutex
 	templates map[string]string
+	families  map[string]familyResult
+}
+
+type familyResult struct {
+	fam templates.Family
+	err error
+}
+
+// family asks Family once per endpoint and model.
+func (d *AgentDriver) family(ctx context.Context, endpoint, model string) (templates.Family, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.families == nil {
+		d.families = map[string]familyResult{}
+	}
+	key := endpoint + "\x00" + model
+	if r, ok := d.families[key]; ok {
+		return r.fam, r.err
+	}
+	fam, err := d.Family(ctx, endpoint, model)
+	d.families[key] = familyResult{fam, err}
+	return fam, err
 }
 
 // RunCase implements Driver.
@@ -43,7 +70,17 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if format == "auto" {
 		format = "" // the family's native format
 	}
-	renderer, err := agent.NewRenderer(agent.RendererOptions{Template: d.template(ctx, endpoint, cell.Model), Format: format})
+	opts := agent.RendererOptions{Format: format}
+	if d.Family != nil {
+		fam, err := d.family(ctx, endpoint, cell.Model)
+		if err != nil {
+			return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
+		}
+		opts.Family = &fam
+	} else {
+		opts.Template = d.template(ctx, endpoint, cell.Model)
+	}
+	renderer, err := agent.NewRenderer(opts)
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
 	}

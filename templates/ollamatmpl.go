@@ -108,7 +108,7 @@ var ErrOllamaTemplateOnly = errors.New("templates: only Ollama's own Go template
 // parameters as its stops. The caller should say which one it got
 // (UsesOllamaTemplate).
 func FamilyOfOllama(name, text string, stop []string) (Family, error) {
-	if d, err := Detect(text); err == nil && d.Family != "chatml" {
+	if d, err := Detect(text); err == nil && !(d.Family == "chatml" && strings.Contains(strings.ToLower(text), "tool")) {
 		return Lookup(d.Family)
 	}
 	o, err := CompileOllama(name, text)

@@ -32,7 +32,8 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "quirks", Usage: "with --backend openai: `ollama` for Ollama's /v1 (templated /v1/completions: chat mode only)"},
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, EnvVars: []string{"TOOLHARNESS_MODEL"}, Usage: "model name on the server (required)"},
 		&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (toolharness renders the whole prompt) or chat (the server applies its template)"},
-		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: detected from the Ollama model's template, else chatml"},
+		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: the model's own chat template, read from the server"},
+		chatTemplateFlag(),
 		&cli.StringFlag{Name: "format", Usage: "tool-call format (xml, hermes, json, mistral, qwen3-coder, pythonic, harmony, tags); default: the family's"},
 		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash, or a catalog FILE.json (declared only: calls get an error result); comma-separated or repeated"},
 		&cli.StringSliceFlag{Name: "mcp", Usage: "an MCP server: `SPEC` is [NAME=]COMMAND ARGS… or [NAME=]http(s)://URL (repeatable)"},
@@ -100,11 +101,12 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	if err != nil {
 		return nil, err
 	}
-	tmpl := c.String("template")
-	if tmpl == "" {
-		tmpl = detectTemplate(ctx, c.String("backend"), host, model, errw)
+	tools := len(c.StringSlice("tools"))+len(c.StringSlice("mcp")) > 0 || c.Bool("task") || c.String("skills") != ""
+	fam, err := commandFamily(ctx, c, c.String("backend"), host, model, tools, errw)
+	if err != nil {
+		return nil, err
 	}
-	r, err := agent.NewRenderer(agent.RendererOptions{Template: tmpl, Format: c.String("format"), Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
+	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
 	if err != nil {
 		return nil, err
 	}

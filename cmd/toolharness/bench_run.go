@@ -13,6 +13,7 @@ import (
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/bench/report"
+	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -34,7 +35,8 @@ func liveFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "endpoint", Usage: "model server URL, repeatable; URL#N runs N cases there at once (default: --host)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "cases at once per endpoint without #N"},
 		&cli.StringFlag{Name: "backend", Value: "ollama", Usage: "server kind: ollama or llamacpp"},
-		&cli.StringFlag{Name: "template", Usage: "template family for every model (default: detected from the Ollama model)"},
+		&cli.StringFlag{Name: "template", Usage: "template family for every model (default: each model's own chat template, read from the server)"},
+		chatTemplateFlag(),
 		&cli.DurationFlag{Name: "stall-timeout", Value: 2 * time.Minute, Usage: "fail a generation that receives nothing for this long"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the results in --out without repeating finished cases"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
@@ -166,13 +168,9 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 		}
 		d.Backends[ep.URL] = b
 	}
-	if t := c.String("template"); t != "" {
-		d.Template = func(context.Context, string, string) string { return t }
-	} else {
-		kind, errw := c.String("backend"), c.App.ErrWriter
-		d.Template = func(ctx context.Context, endpoint, model string) string {
-			return detectTemplate(ctx, kind, endpoint, model, errw)
-		}
+	kind, errw := c.String("backend"), c.App.ErrWriter
+	d.Family = func(ctx context.Context, endpoint, model string) (templates.Family, error) {
+		return commandFamily(ctx, c, kind, endpoint, model, true, errw)
 	}
 	return d, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ func renderCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "render",
 		Usage:     "print the exact prompt a template renders",
-		UsageText: "toolharness render --template NAME [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
+		UsageText: "toolharness render (--template NAME | --chat-template FILE) [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
 		Description: `Prints the exact prompt text (raw mode), special tokens and BOS text included, and nothing else.
 Without --format the family's native tool format is used and the output matches the official
 chat template. Untrusted text (user messages, tool results) is made framing-safe: control tokens
@@ -35,9 +36,12 @@ Formats: ` + strings.Join(render.Formats(), ", ") + `
 Examples:
    toolharness render --template qwen2.5 --messages conv.json --tools tools.json
    toolharness render --template gemma3 --format xml --messages conv.json --now 2025-03-14T09:00:00Z
-   toolharness render --template llama3.2 --mode chat --messages conv.json`,
+   toolharness render --template llama3.2 --mode chat --messages conv.json
+   toolharness render --chat-template ./GLM-4.5/ --messages conv.json --tools tools.json
+   toolharness render --chat-template model.gguf --messages conv.json`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Required: true, Usage: "template family (see toolharness templates list)"},
+			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "template family (see toolharness templates list); or --chat-template"},
+			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (default: the family's native format)"},
 			&cli.StringFlag{Name: "messages", Aliases: []string{"m"}, Required: true, Usage: "conversation file (JSON or YAML)"},
 			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML; OpenAI, Anthropic or Gemini shape)"},
@@ -48,10 +52,6 @@ Examples:
 			&cli.StringSliceFlag{Name: "reminder", Usage: "a <system-reminder> for the newest user message (repeatable)"},
 		},
 		Action: func(c *cli.Context) error {
-			fam, err := templates.Lookup(c.String("template"))
-			if err != nil {
-				return err
-			}
 			conv, err := chat.ReadConversationFile(c.String("messages"))
 			if err != nil {
 				return err
@@ -61,6 +61,13 @@ Examples:
 				if tools, err = chat.ReadToolsFile(path); err != nil {
 					return err
 				}
+			}
+			fam, err := flagFamily(c, tools != nil, c.App.ErrWriter)
+			if errors.Is(err, errNoTemplateFlags) {
+				return errors.New("render: pass --template FAMILY or --chat-template FILE")
+			}
+			if err != nil {
+				return err
 			}
 			now, err := parseNow(c.String("now"), time.Now())
 			if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -204,18 +203,6 @@ func TestE2EChatScripted(t *testing.T) {
 	var rec chatRecord
 	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil || rec.Message != "two" || rec.Stop != "error" || !strings.Contains(rec.Error, "no-such-model") {
 		t.Errorf("record %+v (%v)", rec, err)
-	}
-}
-
-func TestE2EDetectTemplate(t *testing.T) {
-	srv := ollamatest.Start(t)
-	var notes bytes.Buffer
-	if fam := detectTemplate(context.Background(), "ollama", srv.URL, srv.Model, &notes); fam != "chatml" || notes.Len() != 0 {
-		t.Errorf("family %q, notes %q; the tiny model's template is ChatML", fam, notes.String())
-	}
-	notes.Reset()
-	if fam := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
-		t.Errorf("unknown model: family %q, notes %q", fam, notes.String())
 	}
 }
 
