@@ -313,4 +313,3 @@ func dedupe(ss []string) []string {
 	}
 	return out
 }
-

@@ -297,4 +297,3 @@ func isRawTag(tag string) bool {
 	inner := strings.Trim(tag[2:len(tag)-2], "-+ \t\n")
 	return inner == "raw"
 }
-

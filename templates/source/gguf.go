@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"strings"
-
 )
 
 // GGUF value types (ggml's gguf.h).

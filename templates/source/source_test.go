@@ -197,7 +197,6 @@ func TestFromGGUFBadFiles(t *testing.T) {
 	}
 }
 
-
 func FuzzReadGGUF(f *testing.F) {
 	dir := f.TempDir()
 	data, err := os.ReadFile(tinyGGUF(f, dir, "{{ bos_token }}{{ messages[0].content }}"))
