@@ -14,12 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/llmtools"
+	"github.com/toolharness/toolharness/templates"
 )
 
 // glmTemplate is GLM-4.5's chat template: none of the 13 built-in
@@ -157,5 +160,47 @@ func TestE2ENoSilentChatMLFallback(t *testing.T) {
 	code, _, stderr = runAgentCLI("", "--host", srv.URL, "run", "--backend", "openai", "--model", srv.Model, "--max-tokens", "4", "hi")
 	if code != exitHarnessError || !strings.Contains(stderr, flags) {
 		t.Errorf("run on an openai backend without a template: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// chatPromptRE finds the prompts the server rendered for /api/chat.
+var chatPromptRE = regexp.MustCompile(`msg="chat request".* prompt=("(?:[^"\\]|\\.)*")`)
+
+// TestE2EOllamaTemplateInProcess renders a conversation with the tiny
+// model's Ollama Go template in-process (templates.OllamaTemplate) and
+// compares with what the server itself rendered for /api/chat.
+func TestE2EOllamaTemplateInProcess(t *testing.T) {
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
+	msgs := []chat.Message{{Role: chat.RoleSystem, Content: "be brief"}, {Role: chat.RoleUser, Content: "hi <b>"},
+		{Role: chat.RoleAssistant, Content: "hello"}, {Role: chat.RoleUser, Content: "again"}}
+	o, err := templates.CompileOllama(srv.Model, ollamatest.ChatMLTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := o.Render(msgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := srv.Mark()
+	var req []api.Message
+	for _, m := range msgs {
+		req = append(req, api.Message{Role: string(m.Role), Content: m.Content})
+	}
+	stream := false
+	err = srv.Client().Chat(context.Background(), &api.ChatRequest{Model: srv.Model, Messages: req, Stream: &stream,
+		Options: map[string]any{"num_predict": 1}}, func(api.ChatResponse) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := chatPromptRE.FindAllStringSubmatch(srv.LogSince(mark), -1)
+	if len(m) != 1 {
+		t.Fatalf("%d chat requests logged, want 1", len(m))
+	}
+	got, err := strconv.Unquote(m[0][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("server rendered %q, in-process %q", got, want)
 	}
 }
