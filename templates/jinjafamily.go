@@ -75,7 +75,7 @@ func JinjaMessages(c Conventions, msgs []chat.Message, tools []chat.Tool) (json.
 			add(reasoningKey, m.Reasoning)
 		}
 		if c.SystemToolsJSON && i == 0 && m.Role == chat.RoleSystem && len(tools) > 0 {
-			fns, err := toolFunctions(tools)
+			fns, err := toolObjects(tools, func(tv *toolView) any { return tv.Function })
 			if err != nil {
 				return nil, err
 			}
@@ -124,13 +124,9 @@ func jinjaCalls(calls []chat.ToolCall, asString bool) ([]any, error) {
 // JinjaTools writes tools as the JSON array of OpenAI tool objects a chat
 // template reads.
 func JinjaTools(tools []chat.Tool) (json.RawMessage, error) {
-	out := make([]any, 0, len(tools))
-	for _, t := range tools {
-		tv, err := newToolView(t)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, tv.OpenAI)
+	out, err := toolObjects(tools, func(tv *toolView) any { return tv.OpenAI })
+	if err != nil {
+		return nil, err
 	}
 	s, err := PyJSON(out, 0)
 	if err != nil {
@@ -139,14 +135,16 @@ func JinjaTools(tools []chat.Tool) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-func toolFunctions(tools []chat.Tool) ([]any, error) {
+// toolObjects returns one ordered JSON object per tool: pick chooses the
+// OpenAI tool object or its inner function.
+func toolObjects(tools []chat.Tool, pick func(*toolView) any) ([]any, error) {
 	out := make([]any, 0, len(tools))
 	for _, t := range tools {
 		tv, err := newToolView(t)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tv.Function)
+		out = append(out, pick(tv))
 	}
 	return out, nil
 }
