@@ -199,7 +199,7 @@ func FamilyOf(j *Jinja) (Family, error) {
 	f.Conventions.ArgumentsAsString = wantsStringArguments(j)
 	f.GenerationPrompt = probeGenerationPrompt(j)
 	f.EndOfTurn = probeEndOfTurn(j, f.Conventions)
-	f.Stop = dedupe(nonEmpty(strings.TrimSpace(f.EndOfTurn), tok.EOS))
+	f.Stop = dedupe(nonEmpty(strings.TrimSpace(f.EndOfTurn), probeTurnBoundary(j, f.Conventions), tok.EOS))
 	f.ControlTokens = dedupe(append(nonEmpty(tok.BOS, tok.EOS), controlTokensIn(j.Source())...))
 	return f, nil
 }
@@ -246,6 +246,28 @@ func probeEndOfTurn(j *Jinja, c Conventions) string {
 		return ""
 	}
 	return out[i+len(probeReply):]
+}
+
+// probeTurnBoundary is the first special token the template writes
+// between an assistant reply and the next user text: the token a model
+// of this template ends its turn with when the template has no closing
+// token of its own (GLM-4.5's <|user|>). "" when none is found.
+func probeTurnBoundary(j *Jinja, c Conventions) string {
+	msgs, err := JinjaMessages(c, []chat.Message{{Role: chat.RoleUser, Content: probeUser},
+		{Role: chat.RoleAssistant, Content: probeReply}, {Role: chat.RoleUser, Content: probeUser + "2"}}, nil)
+	if err != nil {
+		return ""
+	}
+	out, err := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
+	if err != nil {
+		return ""
+	}
+	i := strings.Index(out, probeReply)
+	k := strings.LastIndex(out, probeUser+"2")
+	if i < 0 || k < i+len(probeReply) {
+		return ""
+	}
+	return controlTokenPattern.FindString(out[i+len(probeReply) : k])
 }
 
 // wantsStringArguments reports whether the template writes call arguments

@@ -74,7 +74,7 @@ func TestFamilyOf(t *testing.T) {
 		wantStringArgs bool
 	}{
 		{"../official/Qwen-Qwen2.5-7B-Instruct.jinja", SpecialTokens{EOS: "<|im_end|>"}, "qwen2.5", "hermes", nil, "<|im_start|>assistant\n", nil, false},
-		{"templates/zai-org-GLM-4.5.jinja", SpecialTokens{EOS: "<|endoftext|>"}, "", "", []string{"<|endoftext|>"}, "<|assistant|>", []string{"<|user|>", "<|assistant|>", "<|observation|>"}, false},
+		{"templates/zai-org-GLM-4.5.jinja", SpecialTokens{EOS: "<|endoftext|>"}, "", "", []string{"<|user|>", "<|endoftext|>"}, "<|assistant|>", []string{"<|user|>", "<|assistant|>", "<|observation|>"}, false},
 		{"templates/llama-cpp-lfm2.jinja", SpecialTokens{BOS: "<|startoftext|>", EOS: "<|im_end|>"}, "", "", []string{"<|im_end|>"}, "<|im_start|>assistant\n", []string{"<|im_start|>", "<|tool_call_start|>"}, false},
 		{"templates/deepseek-ai-DeepSeek-V3.1.jinja", SpecialTokens{BOS: "<｜begin▁of▁sentence｜>", EOS: "<｜end▁of▁sentence｜>"}, "", "", []string{"<｜end▁of▁sentence｜>"}, "<｜Assistant｜></think>", []string{"<｜tool▁calls▁begin｜>"}, true},
 	}
