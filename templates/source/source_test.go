@@ -73,7 +73,7 @@ func TestFromTokenizerConfig(t *testing.T) {
 func TestLoadFilesAndFolders(t *testing.T) {
 	dir := t.TempDir()
 	jinjaFile := writeFile(t, dir, "plain/model.jinja", "{{ messages[0].content }}")
-	cfg := writeFile(t, dir, "Org-Model/tokenizer_config.json", `{"chat_template": "CFG", "bos_token": "<s>", "eos_token": {"content": "</s>"}}`)
+	cfg := writeFile(t, dir, "Org-Model-4.5/tokenizer_config.json", `{"chat_template": "CFG", "bos_token": "<s>", "eos_token": {"content": "</s>"}}`)
 	writeFile(t, dir, "newer/tokenizer_config.json", `{"bos_token": "<s>", "eos_token": "</s>"}`)
 	writeFile(t, dir, "newer/chat_template.jinja", "FILE")
 	writeFile(t, dir, "processor/chat_template.json", `{"chat_template": "PROC"}`)
@@ -89,8 +89,8 @@ func TestLoadFilesAndFolders(t *testing.T) {
 		wantErr    string
 	}{
 		{jinjaFile, "model", "{{ messages[0].content }}", "file model.jinja", templates.SpecialTokens{}, ""},
-		{cfg, "Org-Model", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
-		{filepath.Dir(cfg), "Org-Model", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
+		{cfg, "Org-Model-4.5", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
+		{filepath.Dir(cfg), "Org-Model-4.5", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
 		{filepath.Join(dir, "newer"), "newer", "FILE", "chat_template.jinja", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
 		{filepath.Join(dir, "processor"), "processor", "PROC", "chat_template.json", templates.SpecialTokens{}, ""},
 		{filepath.Join(dir, "empty"), "", "", "", templates.SpecialTokens{}, "no chat_template.jinja"},
