@@ -49,7 +49,7 @@ func TestFamiliesRenderOfficialTemplates(t *testing.T) {
 	}
 }
 
-func loadedJinja(t *testing.T, file string, tok SpecialTokens) *Jinja {
+func loadedJinja(t testing.TB, file string, tok SpecialTokens) *Jinja {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(conformanceDir, file))
 	if err != nil {
