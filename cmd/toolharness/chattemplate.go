@@ -20,7 +20,7 @@ import (
 
 // chatTemplateFlag is --chat-template FILE: the model's own chat template.
 func chatTemplateFlag() cli.Flag {
-	return &cli.StringFlag{Name: "chat-template", Usage: "the model's own chat template: a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder or a .gguf (- = stdin); " +
+	return &cli.StringFlag{Name: "chat-template", Usage: "the model's own chat template: a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder or a .gguf (- = stdin for render and templates show); " +
 		"default: read from the server (the Ollama model's GGUF, llama.cpp /props)"}
 }
 
@@ -71,6 +71,11 @@ func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
 // commandFamily resolves the template flags, else asks the server about
 // the model; there is no default template.
 func commandFamily(ctx context.Context, c *cli.Context, kind, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
+	if c.String("chat-template") == "-" {
+		// These commands read the conversation or approvals from stdin,
+		// or load the template once per model.
+		return templates.Family{}, errors.New("--chat-template -: this command cannot read the template from standard input; give a file")
+	}
 	f, err := flagFamily(c, tools, errw)
 	if !errors.Is(err, errNoTemplateFlags) {
 		return f, err
