@@ -38,10 +38,10 @@
 // built-in family's definition rendered with the loaded template, or a
 // Family whose stops, generation prompt and control tokens come from the
 // template and its tokens (native format "" until the call syntax is
-// derived). [FamilyOfOllama] does the same for a model known only by its
-// Ollama Go template, executed in-process by Ollama's template package
-// ([OllamaTemplate]). Package templates/source loads templates from
-// files, folders, GGUF and Ollama's model store.
+// derived). Package templates/ollamatmpl does the same for a model known
+// only by its Ollama Go template, executed in-process by Ollama's template
+// package ([Family.WithRenderer]); package templates/source loads
+// templates from files, folders, GGUF and Ollama's model store.
 //
 // # Conformance
 //

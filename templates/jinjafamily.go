@@ -302,6 +302,11 @@ func genericMatch(d Detection, j *Jinja) bool {
 	return d.Family == "chatml" && strings.Contains(j.Source(), "tools")
 }
 
+// ControlTokensIn returns the special-token-looking literals of a
+// template's text, sorted: <|…|>, <｜…｜>, [INST]-style and
+// <start_of_turn>-style markers.
+func ControlTokensIn(src string) []string { return controlTokensIn(src) }
+
 // controlTokensIn finds special-token-looking literals in a template's
 // text: <|…|>, <｜…｜>, [INST]-style and <start_of_turn>-style markers.
 var controlTokenPattern = regexp.MustCompile(`<\|[^<>|\s]{1,40}\|>|<｜[^<>｜\s]{1,40}｜>|\[/?[A-Z][A-Z_]{2,30}\]|<(?:start|end)_of_[a-z_]{1,20}>`)

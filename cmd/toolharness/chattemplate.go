@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolharness/toolharness/backend/llamacpp"
 	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/ollamatmpl"
 	"github.com/toolharness/toolharness/templates/source"
 )
 
@@ -113,11 +114,11 @@ func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.W
 	if serr != nil {
 		return templates.Family{}, fmt.Errorf("cannot read the chat template of %s (%s; /api/show: %v): pass --template FAMILY or --chat-template FILE", model, why, serr)
 	}
-	f, err := templates.FamilyOfOllama(model, show.Template, ollamaStops(show.Parameters))
+	f, own, err := ollamatmpl.FamilyOf(model, show.Template, ollamaStops(show.Parameters))
 	if err != nil {
 		return templates.Family{}, fmt.Errorf("the Ollama template of %s: %w: pass --template FAMILY or --chat-template FILE", model, err)
 	}
-	if f.UsesOllamaTemplate() {
+	if own {
 		fmt.Fprintf(errw, "toolharness: only Ollama's own Go template of %s is available, not its Hugging Face chat template (%s); rendering the Go template as the server would (pass --chat-template FILE for the model's own)\n", model, why)
 	} else {
 		fmt.Fprintf(errw, "toolharness: the Hugging Face chat template of %s is not available (%s); its Ollama template is the %s family's, whose official template is used\n", model, why, f.Name)

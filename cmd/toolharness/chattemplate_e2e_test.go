@@ -22,7 +22,7 @@ import (
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/llmtools"
-	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/ollamatmpl"
 )
 
 // glmTemplate is GLM-4.5's chat template: none of the 13 built-in
@@ -167,13 +167,13 @@ func TestE2ENoSilentChatMLFallback(t *testing.T) {
 var chatPromptRE = regexp.MustCompile(`msg="chat request".* prompt=("(?:[^"\\]|\\.)*")`)
 
 // TestE2EOllamaTemplateInProcess renders a conversation with the tiny
-// model's Ollama Go template in-process (templates.OllamaTemplate) and
+// model's Ollama Go template in-process (ollamatmpl.Template) and
 // compares with what the server itself rendered for /api/chat.
 func TestE2EOllamaTemplateInProcess(t *testing.T) {
 	srv := ollamatest.Start(t, ollamatest.WithOwnProcess())
 	msgs := []chat.Message{{Role: chat.RoleSystem, Content: "be brief"}, {Role: chat.RoleUser, Content: "hi <b>"},
 		{Role: chat.RoleAssistant, Content: "hello"}, {Role: chat.RoleUser, Content: "again"}}
-	o, err := templates.CompileOllama(srv.Model, ollamatest.ChatMLTemplate)
+	o, err := ollamatmpl.Compile(srv.Model, ollamatest.ChatMLTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}
