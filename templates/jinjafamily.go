@@ -199,7 +199,7 @@ func FamilyOf(j *Jinja) (Family, error) {
 	f.Conventions.ArgumentsAsString = wantsStringArguments(j)
 	f.GenerationPrompt = probeGenerationPrompt(j)
 	f.EndOfTurn = probeEndOfTurn(j, f.Conventions)
-	f.Stop = dedupe(nonEmpty(strings.TrimSpace(f.EndOfTurn), probeTurnBoundary(j, f.Conventions), tok.EOS))
+	f.Stop = dedupe(nonEmpty(endOfTurnStop(f.EndOfTurn), probeTurnBoundary(j, f.Conventions), tok.EOS))
 	f.ControlTokens = dedupe(append(nonEmpty(tok.BOS, tok.EOS), controlTokensIn(j.Source())...))
 	return f, nil
 }
@@ -246,6 +246,20 @@ func probeEndOfTurn(j *Jinja, c Conventions) string {
 		return ""
 	}
 	return out[i+len(probeReply):]
+}
+
+// endOfTurnStop is the stop string of an end-of-turn text: its first
+// special token, else the text itself when it is one short marker (some
+// templates write more after the last reply, a generation prompt or
+// instructions, which no model writes).
+func endOfTurnStop(eot string) string {
+	if tok := controlTokenPattern.FindString(eot); tok != "" {
+		return tok
+	}
+	if s := strings.TrimSpace(eot); len(s) <= 16 && !strings.ContainsAny(s, " \n") {
+		return s
+	}
+	return ""
 }
 
 // probeTurnBoundary is the first special token the template writes
