@@ -177,3 +177,15 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+func TestEndOfTurnStop(t *testing.T) {
+	for eot, want := range map[string]string{
+		"<|im_end|>\n": "<|im_end|>", "</s>": "</s>", "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n": "<|eot_id|>",
+		"<|endoftext|>\n\n### Response": "<|endoftext|>", "<step> Source: assistant\nDestination: user\n\n": "", "": "",
+		"<end_message>": "<end_message>",
+	} {
+		if got := endOfTurnStop(eot); got != want {
+			t.Errorf("endOfTurnStop(%q) = %q, want %q", eot, got, want)
+		}
+	}
+}
