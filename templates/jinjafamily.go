@@ -233,19 +233,26 @@ func probeGenerationPrompt(j *Jinja) string {
 // probeEndOfTurn is what the template writes after an assistant reply
 // that ends the conversation ("" when the template cannot say).
 func probeEndOfTurn(j *Jinja, c Conventions) string {
-	msgs, err := JinjaMessages(c, []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeReply}}, nil)
-	if err != nil {
-		return ""
-	}
-	out, err := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
-	if err != nil {
-		return ""
-	}
+	out := probeRender(j, c, []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeReply}})
 	i := strings.LastIndex(out, probeReply)
 	if i < 0 {
 		return ""
 	}
 	return out[i+len(probeReply):]
+}
+
+// probeRender renders a probe conversation without a generation prompt
+// ("" when the template refuses it).
+func probeRender(j *Jinja, c Conventions, msgs []chat.Message) string {
+	raw, err := JinjaMessages(c, msgs, nil)
+	if err != nil {
+		return ""
+	}
+	out, err := j.Render(JinjaVars{Messages: raw, Now: probeClock()})
+	if err != nil {
+		return ""
+	}
+	return out
 }
 
 // endOfTurnStop is the stop string of an end-of-turn text: its first
@@ -267,15 +274,8 @@ func endOfTurnStop(eot string) string {
 // of this template ends its turn with when the template has no closing
 // token of its own (GLM-4.5's <|user|>). "" when none is found.
 func probeTurnBoundary(j *Jinja, c Conventions) string {
-	msgs, err := JinjaMessages(c, []chat.Message{{Role: chat.RoleUser, Content: probeUser},
-		{Role: chat.RoleAssistant, Content: probeReply}, {Role: chat.RoleUser, Content: probeUser + "2"}}, nil)
-	if err != nil {
-		return ""
-	}
-	out, err := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
-	if err != nil {
-		return ""
-	}
+	out := probeRender(j, c, []chat.Message{{Role: chat.RoleUser, Content: probeUser},
+		{Role: chat.RoleAssistant, Content: probeReply}, {Role: chat.RoleUser, Content: probeUser + "2"}})
 	i := strings.Index(out, probeReply)
 	k := strings.LastIndex(out, probeUser+"2")
 	if i < 0 || k < i+len(probeReply) {
@@ -292,14 +292,7 @@ func wantsStringArguments(j *Jinja) bool {
 		{Role: chat.RoleUser, Content: probeUser},
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call00001", Name: "toolharness_probe", Arguments: json.RawMessage(`{"` + probeKey + `": "v"}`)}}},
 	}
-	render := func(asString bool) string {
-		msgs, err := JinjaMessages(Conventions{ArgumentsAsString: asString}, call, nil)
-		if err != nil {
-			return ""
-		}
-		out, _ := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
-		return out
-	}
+	render := func(asString bool) string { return probeRender(j, Conventions{ArgumentsAsString: asString}, call) }
 	asObject := render(false)
 	// Written in any form but Python's str() of a dict (what adding a dict
 	// to a string prints), the object form works.

@@ -3,6 +3,7 @@ package ollamatmpl
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -119,19 +120,7 @@ func FamilyOf(name, text string, stop []string) (f templates.Family, own bool, e
 		DefaultFormat: templates.UnknownDefaultFormat,
 		Template:      name,
 		Stop:          append([]string(nil), stop...),
-		ControlTokens: dedupe(append(append([]string(nil), stop...), templates.ControlTokensIn(text)...)),
+		ControlTokens: slices.Compact(slices.Sorted(slices.Values(append(append([]string(nil), stop...), templates.ControlTokensIn(text)...)))),
 	}
 	return f.WithRenderer(text, func(in templates.Input) (string, error) { return o.Render(in.Messages, in.Tools) }), true, nil
-}
-
-func dedupe(ss []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range ss {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
