@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolharness/toolharness/backend/llamacpp/llamacpptest"
 )
 
 // TestChatTemplateFlag renders with --chat-template from a file, an HF
@@ -61,5 +64,30 @@ func TestChatTemplateFlag(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, tt.wantErr) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("%v: exit %d, stderr %q, want a short error with %q", tt.args, code, stderr, tt.wantErr)
 		}
+	}
+}
+
+// TestLlamacppFamily reads a model's template from GET /props of the
+// project's test llama-server (llamacpptest).
+func TestLlamacppFamily(t *testing.T) {
+	srv := llamacpptest.New()
+	t.Cleanup(srv.Close)
+	glm, err := os.ReadFile(filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ChatTemplate = string(glm)
+	var notes strings.Builder
+	f, err := modelFamily(context.Background(), "llamacpp", srv.URL, "m", true, &notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NativeFormat != "" || f.EOS != llamacpptest.ImEnd || !strings.Contains(notes.String(), "from llama.cpp /props chat_template, no built-in family matches") {
+		t.Errorf("family %s eos %q, notes %q", f.Name, f.EOS, notes.String())
+	}
+	srv.ChatTemplate = ""
+	_, err = modelFamily(context.Background(), "llamacpp", srv.URL, "m", true, &notes)
+	if err == nil || !strings.Contains(err.Error(), "--template FAMILY or --chat-template FILE") {
+		t.Errorf("no template in /props: err %v", err)
 	}
 }
