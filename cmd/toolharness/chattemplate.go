@@ -81,23 +81,26 @@ func commandFamily(ctx context.Context, c *cli.Context, kind, host, model string
 	if !errors.Is(err, errNoTemplateFlags) {
 		return f, err
 	}
-	return modelFamily(ctx, kind, host, model, tools, errw)
+	return modelFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("api-key")}, model, tools, errw)
 }
+
+// serverRef is the server a model's template is read from.
+type serverRef struct{ kind, host, apiKey string }
 
 // modelFamily finds a model's chat template on its server: an Ollama
 // model's GGUF (found through the local manifest), else its Ollama Go
 // template; a llama.cpp server's /props. Failing that, a one-line error
 // says which flag to pass.
-func modelFamily(ctx context.Context, kind, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
+func modelFamily(ctx context.Context, srv serverRef, model string, tools bool, errw io.Writer) (templates.Family, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	switch kind {
+	switch srv.kind {
 	case "ollama", "":
-		return ollamaFamily(ctx, host, model, tools, errw)
+		return ollamaFamily(ctx, srv.host, model, tools, errw)
 	case "llamacpp":
-		return llamacppFamily(ctx, host, tools, errw)
+		return llamacppFamily(ctx, srv, tools, errw)
 	}
-	return templates.Family{}, fmt.Errorf("the %s backend does not say which chat template %s has: pass --template FAMILY or --chat-template FILE", kind, model)
+	return templates.Family{}, fmt.Errorf("the %s backend does not say which chat template %s has: pass --template FAMILY or --chat-template FILE", srv.kind, model)
 }
 
 func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
@@ -144,8 +147,9 @@ func ollamaStops(params string) []string {
 	return out
 }
 
-func llamacppFamily(ctx context.Context, host string, tools bool, errw io.Writer) (templates.Family, error) {
-	c, err := llamacpp.New(llamacpp.Config{BaseURL: host})
+func llamacppFamily(ctx context.Context, srv serverRef, tools bool, errw io.Writer) (templates.Family, error) {
+	host := srv.host
+	c, err := llamacpp.New(llamacpp.Config{BaseURL: host, APIKey: srv.apiKey})
 	if err != nil {
 		return templates.Family{}, err
 	}

@@ -128,17 +128,17 @@ func TestE2ENoSilentChatMLFallback(t *testing.T) {
 	// The command's resolution, per server kind.
 	var notes bytes.Buffer
 	ctx := context.Background()
-	_, err = modelFamily(ctx, "openai", srv.URL+"/v1", srv.Model, true, &notes)
+	_, err = modelFamily(ctx, serverRef{kind: "openai", host: srv.URL + "/v1"}, srv.Model, true, &notes)
 	wantFlagsErr("openai backend", err)
-	_, err = modelFamily(ctx, "ollama", srv.URL, "no-such-model", true, &notes)
+	_, err = modelFamily(ctx, serverRef{kind: "ollama", host: srv.URL}, "no-such-model", true, &notes)
 	wantFlagsErr("unknown Ollama model", err)
-	_, err = modelFamily(ctx, "llamacpp", "http://127.0.0.1:1", "m", true, &notes)
+	_, err = modelFamily(ctx, serverRef{kind: "llamacpp", host: "http://127.0.0.1:1"}, "m", true, &notes)
 	wantFlagsErr("unreachable llama.cpp server", err)
 
 	// The tiny model's GGUF has no chat template: its Ollama template
 	// (ChatML) is used, and the command says so.
 	notes.Reset()
-	f, err := modelFamily(ctx, "ollama", srv.URL, srv.Model, true, &notes)
+	f, err := modelFamily(ctx, serverRef{kind: "ollama", host: srv.URL}, srv.Model, true, &notes)
 	if err != nil || f.Name != "chatml" || !strings.Contains(notes.String(), "Hugging Face chat template of "+srv.Model+" is not available") {
 		t.Errorf("model without a GGUF template: family %q, err %v, notes %q", f.Name, err, notes.String())
 	}

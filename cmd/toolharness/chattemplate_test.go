@@ -78,7 +78,7 @@ func TestLlamacppFamily(t *testing.T) {
 	}
 	srv.ChatTemplate = string(glm)
 	var notes strings.Builder
-	f, err := modelFamily(context.Background(), "llamacpp", srv.URL, "m", true, &notes)
+	f, err := modelFamily(context.Background(), serverRef{kind: "llamacpp", host: srv.URL}, "m", true, &notes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestLlamacppFamily(t *testing.T) {
 		t.Errorf("family %s eos %q, notes %q", f.Name, f.EOS, notes.String())
 	}
 	srv.ChatTemplate = ""
-	_, err = modelFamily(context.Background(), "llamacpp", srv.URL, "m", true, &notes)
+	_, err = modelFamily(context.Background(), serverRef{kind: "llamacpp", host: srv.URL}, "m", true, &notes)
 	if err == nil || !strings.Contains(err.Error(), "--template FAMILY or --chat-template FILE") {
 		t.Errorf("no template in /props: err %v", err)
 	}
