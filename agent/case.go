@@ -18,7 +18,7 @@ type Case struct {
 	Model    string
 	Messages []chat.Message // a leading system message becomes the system text
 	Tools    []chat.Tool
-	Template string // family name ("" = chatml)
+	Template string // family name (required unless Renderer is set)
 	Format   string // tool-call format ("" = the family's native one)
 	Mode     backend.Mode
 	// Constrained sends the call schema. It has an answer alternative,

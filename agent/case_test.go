@@ -74,7 +74,7 @@ func TestRunCase(t *testing.T) {
 
 func TestRunCaseBackendError(t *testing.T) {
 	b := &scriptBackend{replies: []reply{{failBefore: &backend.Error{Kind: backend.KindServer, Status: 404, Backend: "script", Message: "model not found"}}}}
-	res, err := RunCase(context.Background(), b, Case{Model: "m", Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}, Tools: testTools})
+	res, err := RunCase(context.Background(), b, Case{Model: "m", Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}, Tools: testTools, Template: "chatml"})
 	if !errors.Is(err, backend.ErrServer) || len(res.Attempts) != 1 {
 		t.Errorf("err %v, %d attempts", err, len(res.Attempts))
 	}
@@ -97,7 +97,7 @@ func TestRunCaseConstrained(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &scriptBackend{replies: []reply{{text: tt.reply}}, constrain: true}
-			res, err := RunCase(context.Background(), b, Case{Model: "m", Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}, Tools: testTools,
+			res, err := RunCase(context.Background(), b, Case{Model: "m", Messages: []chat.Message{{Role: chat.RoleUser, Content: "x"}}, Tools: testTools, Template: "chatml",
 				Constrained: true, RequireCall: tt.requireCall, Mode: backend.ModeChat})
 			if err != nil || !res.OK || len(res.Attempts[0].Calls) != tt.wantCalls {
 				t.Fatalf("%v %+v", err, res)

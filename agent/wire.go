@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 // RendererOptions choose a session's template family and tool format.
 type RendererOptions struct {
-	Template string // family name ("" = chatml); or
+	Template string // family name (templates.Names); or
 	// Family is the family of a loaded chat template (templates.FamilyOf,
 	// source.Template.Family); it overrides Template.
 	Family   *templates.Family
@@ -38,16 +39,20 @@ type renderer struct {
 	syntax *parse.Syntax
 }
 
+// ErrNoTemplate is returned by NewRenderer when no template is named: a
+// model's prompt is its own template, so there is no default to fall
+// back on.
+var ErrNoTemplate = errors.New("agent: no chat template: name a family (--template FAMILY) or load the model's own (--chat-template FILE)")
+
 // NewRenderer returns the Renderer of a family and format.
 func NewRenderer(o RendererOptions) (Renderer, error) {
 	var fam templates.Family
 	switch {
 	case o.Family != nil:
 		fam = *o.Family
+	case o.Template == "":
+		return nil, ErrNoTemplate
 	default:
-		if o.Template == "" {
-			o.Template = "chatml"
-		}
 		var err error
 		if fam, err = templates.Lookup(o.Template); err != nil {
 			return nil, fmt.Errorf("agent: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/templates"
 )
 
 // AgentDriver runs cases through agent.RunCase: the agent renders the
@@ -17,8 +18,12 @@ import (
 type AgentDriver struct {
 	// Backends holds one backend per endpoint URL.
 	Backends map[string]backend.Backend
-	// Template returns the template family of a model ("" = chatml); an
+	// Family returns the chat template of a model (a built-in family or
+	// the model's own loaded template); when nil, Template names one. An
 	// error (the server cannot be reached) fails the case with it.
+	Family func(ctx context.Context, endpoint, model string) (templates.Family, error)
+	// Template returns the template family of a model by name ("" is an
+	// error: there is no default template).
 	Template   func(ctx context.Context, endpoint, model string) (string, error)
 	MaxRetries int
 	// Constrained sends the call schema as the server's output
@@ -33,6 +38,27 @@ type AgentDriver struct {
 
 	mu        sync.Mutex
 	templates map[string]string
+	families  map[string]templates.Family
+}
+
+// family asks Family once per endpoint and model; an error is not kept,
+// so the next case asks again.
+func (d *AgentDriver) family(ctx context.Context, endpoint, model string) (templates.Family, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.families == nil {
+		d.families = map[string]templates.Family{}
+	}
+	key := endpoint + "\x00" + model
+	if f, ok := d.families[key]; ok {
+		return f, nil
+	}
+	fam, err := d.Family(ctx, endpoint, model)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	d.families[key] = fam
+	return fam, nil
 }
 
 // RunCase implements Driver.
@@ -45,11 +71,21 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if format == "auto" {
 		format = "" // the family's native format
 	}
-	tmpl, err := d.template(ctx, endpoint, cell.Model)
-	if err != nil {
-		return CaseRun{}, err
+	opts := agent.RendererOptions{Format: format}
+	if d.Family != nil {
+		fam, err := d.family(ctx, endpoint, cell.Model)
+		if err != nil {
+			return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
+		}
+		opts.Family = &fam
+	} else {
+		tmpl, err := d.template(ctx, endpoint, cell.Model)
+		if err != nil {
+			return CaseRun{}, err
+		}
+		opts.Template = tmpl
 	}
-	renderer, err := agent.NewRenderer(agent.RendererOptions{Template: tmpl, Format: format})
+	renderer, err := agent.NewRenderer(opts)
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
 	}

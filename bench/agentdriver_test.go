@@ -70,7 +70,8 @@ func TestAgentDriverConstrained(t *testing.T) {
 	cell := Cell{Model: "m", Format: "hermes", Mode: "raw"}
 	for _, constrained := range []bool{true, false} {
 		b := &recordingBackend{}
-		d := &AgentDriver{Backends: map[string]backend.Backend{"e": b}, Constrained: constrained, ConstrainMaxString: 12}
+		d := &AgentDriver{Backends: map[string]backend.Backend{"e": b}, Constrained: constrained, ConstrainMaxString: 12,
+			Template: func(context.Context, string, string) (string, error) { return "chatml", nil }}
 		for _, c := range suite.Cases {
 			b.reqs = nil
 			run, err := d.RunCase(context.Background(), "e", cell, c)

@@ -53,7 +53,8 @@ func e2eDriver(t *testing.T, constrained bool, servers ...*ollamatest.Server) (*
 		maxTokens, maxString = e2eMaxTokens, e2eConstrainMaxString
 	}
 	d := &AgentDriver{Backends: map[string]backend.Backend{}, MaxRetries: 1, Constrained: constrained,
-		ConstrainMaxString: maxString, Options: backend.Options{Temperature: &temp, Seed: &seed, MaxTokens: maxTokens}}
+		ConstrainMaxString: maxString, Options: backend.Options{Temperature: &temp, Seed: &seed, MaxTokens: maxTokens},
+		Template: func(context.Context, string, string) (string, error) { return "chatml", nil }}
 	var eps []Endpoint
 	for _, s := range servers {
 		b, err := ollama.New(ollama.Config{Host: s.URL})

@@ -16,6 +16,7 @@ import (
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/langchain"
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/templates"
 )
 
 // Options configure a Model.
@@ -24,9 +25,12 @@ type Options struct {
 	Model string
 	// Mode is raw (default when the backend can) or chat.
 	Mode backend.Mode
-	// Template and Format choose the prompt family and tool-call format
-	// ("" = chatml and the family's default format).
+	// Template and Format choose the prompt family (required unless
+	// Family or Renderer is set) and tool-call format ("" = the family's
+	// default).
 	Template, Format string
+	// Family is a loaded chat template's family; it overrides Template.
+	Family *templates.Family
 	// Renderer overrides Template and Format.
 	Renderer agent.Renderer
 	// Constrain sends the JSON Schema of the calls with every request that
@@ -66,7 +70,7 @@ func New(b backend.Backend, opts Options) (*Model, error) {
 	r := opts.Renderer
 	if r == nil {
 		var err error
-		if r, err = agent.NewRenderer(agent.RendererOptions{Template: opts.Template, Format: opts.Format}); err != nil {
+		if r, err = agent.NewRenderer(agent.RendererOptions{Template: opts.Template, Family: opts.Family, Format: opts.Format}); err != nil {
 			return nil, fmt.Errorf("llmtools: %w", err)
 		}
 	}

@@ -113,7 +113,7 @@ func TestGenerateContentMalformedCallIsReported(t *testing.T) {
 
 func TestToolChoice(t *testing.T) {
 	b := &scripted{replies: []string{`{"name":"get_weather","arguments":{"city":"Oslo"}}`, "plain"}}
-	m, err := New(b, Options{Model: "m"})
+	m, err := New(b, Options{Model: "m", Template: "chatml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestToolChoice(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	m, err := New(&scripted{}, Options{})
+	m, err := New(&scripted{}, Options{Template: "chatml"})
 	if err != nil {
 		t.Fatal(err)
 	}

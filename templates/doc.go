@@ -1,39 +1,55 @@
-// Package templates holds one chat-template definition per model family as
-// embedded files: turn wrapping, control tokens, stop tokens, the family's
-// native tool format, and fingerprints to detect a family from an official
-// template's text.
+// Package templates renders chat templates: any model's own Hugging Face
+// template with a Jinja engine configured as transformers configures
+// Jinja2, and one definition per built-in model family (turn wrapping,
+// control tokens, stop tokens, native tool format, detection). It knows
+// nothing of servers or parsing.
 //
-// It knows nothing of servers or parsing.
+// # The Jinja engine
+//
+// [CompileJinja] compiles a chat template for github.com/ardanlabs/jinja
+// with transformers' configuration (trim_blocks, lstrip_blocks, loop
+// controls, {% generation %}, raise_exception as [TemplateError],
+// strftime_now from [JinjaVars].Now, Python tojson). Where the engine
+// deviates from Jinja2 the source is normalised first, each rewrite exact
+// (whitespace control applied as Jinja2's lexer applies it, final newline,
+// CRLF, backslash-newline in literals, undefined values iterable), macros
+// get a recursion limit (the engine has none and would overflow the
+// stack), and [Jinja.Deviations] reports what still renders differently.
+// testdata/conformance measures it: 75 templates × 22 conversations
+// against Jinja2 goldens, the deviations listed in deviations.json and
+// asserted by the test.
 //
 // # Families
 //
-// Each family is two files under families/: NAME.yaml (the [Family]
-// definition: BOS, EOS, role markers, end of turn, generation prompt, stop
-// and control tokens, native and default tool format, where tools, calls
-// and results go, detection fingerprints, documented quirks) and a
-// text/template file that reproduces the official Hugging Face chat
-// template byte for byte. Adding a family is adding those two files (and
-// its reference renderings to testdata/gen.py).
+// Each family is a definition under families/ (NAME.yaml: BOS, EOS, role
+// markers, end of turn, generation prompt, stop and control tokens,
+// native and default tool format, placement, detection fingerprints,
+// quirks, the tokenizer's special tokens and the input conventions of its
+// official template) and its template: the official chat template itself
+// (NAME.jinja, rendered by the engine) or, where the engine cannot match
+// what the family must render, a text/template transliteration
+// (NAME.tmpl; hermes3 and gpt-oss, see docs/templates.md). The
+// transliterations are written in the style of the official Jinja: every
+// action trims, literal text is quoted, and their functions are named
+// after the Jinja filters they stand for (tojson as Python's json.dumps,
+// see [PyJSON]; raise as [TemplateError]).
 //
-// The templates are transliterations of the official Jinja: every action
-// trims whitespace ({{- … -}}) and literal text is written as quoted
-// strings, so the layout of the file never leaks into the output. The data
-// they see is prepared generically ([Input] → messages with first/last and
-// neighbours, arguments and schemas as ordered JSON), and the functions
-// they call are named after the Jinja filters they stand for: tojson
-// (Python's json.dumps: ", " and ": " separators, no HTML escaping, raw
-// non-ASCII, insertion order, numbers as written, see [PyJSON]), string
-// (Python's str), trim, strftime (from Input.Now; no clock is read here),
-// raise (an error the official template raises too, [TemplateError]).
+// [FamilyOf] turns any loaded template into a [Family]: a detected
+// built-in family's definition rendered with the loaded template, or a
+// Family whose stops, generation prompt and control tokens come from the
+// template and its tokens (native format "" until the call syntax is
+// derived). Package templates/ollamatmpl does the same for a model known
+// only by its Ollama Go template, executed in-process by Ollama's template
+// package ([Family.WithRenderer]); package templates/source loads
+// templates from files, folders, GGUF and Ollama's model store.
 //
 // # Conformance
 //
 // testdata/golden holds, for every family, the official template rendered
-// by the real Jinja2 engine (configured as transformers configures it) over
-// testdata/conversations.json; the tests compare byte for byte, and expect
-// an error where the official template raises. Known deviations, where the
-// official template raises but toolharness renders, are listed in the test
-// (hermes3 without tools).
+// by the real Jinja2 engine over testdata/conversations.json; the tests
+// compare byte for byte, and expect an error where the official template
+// raises. Known deviations, where the official template raises but
+// toolharness renders, are listed in the test (hermes3 without tools).
 //
 // # Detection
 //

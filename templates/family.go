@@ -72,9 +72,24 @@ type Family struct {
 	// Conventions say how the official template expects its input.
 	Conventions Conventions `yaml:"conventions" json:"conventions"`
 
-	tmpl   *template.Template
-	jinja  *Jinja
-	ollama *OllamaTemplate
+	tmpl     *template.Template
+	jinja    *Jinja
+	external *externalTemplate
+}
+
+// externalTemplate is a template this package does not compile itself
+// (an Ollama Go template, package templates/ollamatmpl).
+type externalTemplate struct {
+	source string
+	render func(Input) (string, error)
+}
+
+// WithRenderer returns f rendering with render, a template this package
+// does not compile itself; source is its text (Family.Source).
+func (f Family) WithRenderer(source string, render func(Input) (string, error)) Family {
+	f.tmpl, f.jinja = nil, nil
+	f.external = &externalTemplate{source: source, render: render}
+	return f
 }
 
 // Placement describes where a family's template puts tool material.
@@ -204,8 +219,8 @@ func (f Family) Source() string {
 	if f.jinja != nil {
 		return f.jinja.Source()
 	}
-	if f.ollama != nil {
-		return f.ollama.text
+	if f.external != nil {
+		return f.external.source
 	}
 	src, _ := familyFS.ReadFile(path.Join("families", f.Template))
 	return string(src)
@@ -220,8 +235,8 @@ func (f Family) Render(in Input) (string, error) {
 	if f.jinja != nil {
 		return f.renderJinja(in)
 	}
-	if f.ollama != nil {
-		return f.ollama.Render(in.Messages, in.Tools)
+	if f.external != nil {
+		return f.external.render(in)
 	}
 	if f.tmpl == nil {
 		return "", fmt.Errorf("templates: family %q was not loaded with Lookup or FamilyOf", f.Name)

@@ -61,7 +61,7 @@ func CompileJinja(name, source string, tokens SpecialTokens) (*Jinja, error) {
 	if strings.TrimSpace(source) == "" {
 		return nil, fmt.Errorf("templates: %s: empty chat template", name)
 	}
-	t, err := jinja.Compile(guardMacros(normaliseSource(source)))
+	t, err := compileGuarded(guardMacros(normaliseSource(source)))
 	if err != nil {
 		return nil, fmt.Errorf("templates: %s: %w", name, err)
 	}
@@ -90,7 +90,7 @@ func (j *Jinja) Render(v JinjaVars) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := j.tmpl.RenderValues(data)
+	out, err := renderGuarded(j.tmpl, data)
 	if err != nil {
 		var raised *raisedError
 		if errors.As(err, &raised) {
@@ -131,6 +131,7 @@ func (j *Jinja) renderData(v JinjaVars) (map[string]jinja.Value, error) {
 		"raise_exception":       jinja.NewCallable("raise_exception", raiseException),
 		"strftime_now":          jinja.NewCallable("strftime_now", strftimeNow(v.Now)),
 		depthExceeds:            jinja.NewCallable(depthExceeds, recursionLimit),
+		"range":                 jinja.NewCallable("range", sandboxRange),
 	}
 	if j.tokens.BOS != "" {
 		data["bos_token"] = jinja.NewString(j.tokens.BOS)
@@ -146,6 +147,86 @@ func (j *Jinja) renderData(v JinjaVars) (map[string]jinja.Value, error) {
 		data[k] = val
 	}
 	return data, nil
+}
+
+// errEnginePanic marks a panic inside the engine, turned into an error:
+// what a template renders includes model output, which must never crash
+// the process.
+var errEnginePanic = errors.New("the Jinja engine failed")
+
+func compileGuarded(src string) (t *jinja.Template, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("%w: %v", errEnginePanic, r)
+		}
+	}()
+	return jinja.Compile(src)
+}
+
+func renderGuarded(t *jinja.Template, data map[string]jinja.Value) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("%w: %v", errEnginePanic, r)
+		}
+	}()
+	return t.RenderValues(data)
+}
+
+// maxRange is Jinja2's sandbox MAX_RANGE: transformers renders in an
+// ImmutableSandboxedEnvironment, whose range refuses more items.
+const maxRange = 100000
+
+// sandboxRange is the sandbox's range: Python's range, refusing more than
+// maxRange items as Jinja2 does (an unbounded range would hang the
+// process).
+func sandboxRange(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+	var bounds [3]int64
+	bounds[2] = 1
+	for i, a := range args {
+		if !a.IsInt() && !a.IsBool() || i > 2 {
+			return jinja.Undefined(), fmt.Errorf("range() takes 1 to 3 integers")
+		}
+	}
+	switch len(args) {
+	case 1:
+		bounds[1] = intOf(args[0])
+	case 2, 3:
+		bounds[0], bounds[1] = intOf(args[0]), intOf(args[1])
+		if len(args) == 3 {
+			bounds[2] = intOf(args[2])
+		}
+	default:
+		return jinja.Undefined(), fmt.Errorf("range() takes 1 to 3 integers")
+	}
+	start, stop, step := bounds[0], bounds[1], bounds[2]
+	if step == 0 {
+		return jinja.Undefined(), fmt.Errorf("range() arg 3 must not be zero")
+	}
+	var n int64
+	switch {
+	case step > 0 && stop > start:
+		n = (stop - start + step - 1) / step
+	case step < 0 && stop < start:
+		n = (start - stop - step - 1) / -step
+	}
+	if n > maxRange || n < 0 {
+		return jinja.Undefined(), fmt.Errorf("Range too big. The sandbox blocks ranges larger than MAX_RANGE (%d).", maxRange)
+	}
+	items := make([]jinja.Value, n)
+	for i := range items {
+		items[i] = jinja.NewInt(start + int64(i)*step)
+	}
+	return jinja.NewList(items), nil
+}
+
+func intOf(v jinja.Value) int64 {
+	if v.IsBool() {
+		if v.AsBool() {
+			return 1
+		}
+		return 0
+	}
+	return v.AsInt()
 }
 
 // raisedError carries raise_exception's message through the engine.

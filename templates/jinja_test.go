@@ -32,6 +32,8 @@ func TestJinjaRender(t *testing.T) {
 		{"raise_exception", "{{ raise_exception('Conversation roles must alternate') }}", JinjaVars{Messages: msgs}, "", "t: Conversation roles must alternate"},
 		{"endless macro recursion fails cleanly", "{% macro f(x) %}{{ f(x) }}{% endmacro %}{{ f(1) }}", JinjaVars{Messages: msgs}, "", "recursion"},
 		{"macros keep their arguments", "{%- macro f(a, b='d') -%}\n{{ a }}{{ b }}{% if a is string %}{{ f(1, b='x') }}{% endif %}\n{%- endmacro -%}\n{{ f('s') }}|{{ f() }}", JinjaVars{Messages: msgs}, "sd1x|d", ""},
+		{"sandbox range", "{{ range(3) }}{{ range(1, 7, 2) }}{{ range(5, 0, -2) }}{{ range(100000) | length }}", JinjaVars{Messages: msgs}, "[0, 1, 2][1, 3, 5][5, 3, 1]100000", ""},
+		{"sandbox range limit", "{% for i in range(100001) %}{% endfor %}", JinjaVars{Messages: msgs}, "", "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000)."},
 		{"messages must be an array", "x", JinjaVars{Messages: json.RawMessage(`{}`)}, "", "array"},
 	}
 	for _, tt := range tests {

@@ -75,7 +75,7 @@ func JinjaMessages(c Conventions, msgs []chat.Message, tools []chat.Tool) (json.
 			add(reasoningKey, m.Reasoning)
 		}
 		if c.SystemToolsJSON && i == 0 && m.Role == chat.RoleSystem && len(tools) > 0 {
-			fns, err := toolFunctions(tools)
+			fns, err := toolObjects(tools, func(tv *toolView) any { return tv.Function })
 			if err != nil {
 				return nil, err
 			}
@@ -124,13 +124,9 @@ func jinjaCalls(calls []chat.ToolCall, asString bool) ([]any, error) {
 // JinjaTools writes tools as the JSON array of OpenAI tool objects a chat
 // template reads.
 func JinjaTools(tools []chat.Tool) (json.RawMessage, error) {
-	out := make([]any, 0, len(tools))
-	for _, t := range tools {
-		tv, err := newToolView(t)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, tv.OpenAI)
+	out, err := toolObjects(tools, func(tv *toolView) any { return tv.OpenAI })
+	if err != nil {
+		return nil, err
 	}
 	s, err := PyJSON(out, 0)
 	if err != nil {
@@ -139,14 +135,16 @@ func JinjaTools(tools []chat.Tool) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-func toolFunctions(tools []chat.Tool) ([]any, error) {
+// toolObjects returns one ordered JSON object per tool: pick chooses the
+// OpenAI tool object or its inner function.
+func toolObjects(tools []chat.Tool, pick func(*toolView) any) ([]any, error) {
 	out := make([]any, 0, len(tools))
 	for _, t := range tools {
 		tv, err := newToolView(t)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tv.Function)
+		out = append(out, pick(tv))
 	}
 	return out, nil
 }
@@ -201,7 +199,7 @@ func FamilyOf(j *Jinja) (Family, error) {
 	f.Conventions.ArgumentsAsString = wantsStringArguments(j)
 	f.GenerationPrompt = probeGenerationPrompt(j)
 	f.EndOfTurn = probeEndOfTurn(j, f.Conventions)
-	f.Stop = dedupe(nonEmpty(strings.TrimSpace(f.EndOfTurn), tok.EOS))
+	f.Stop = dedupe(nonEmpty(endOfTurnStop(f.EndOfTurn), probeTurnBoundary(j, f.Conventions), tok.EOS))
 	f.ControlTokens = dedupe(append(nonEmpty(tok.BOS, tok.EOS), controlTokensIn(j.Source())...))
 	return f, nil
 }
@@ -235,19 +233,55 @@ func probeGenerationPrompt(j *Jinja) string {
 // probeEndOfTurn is what the template writes after an assistant reply
 // that ends the conversation ("" when the template cannot say).
 func probeEndOfTurn(j *Jinja, c Conventions) string {
-	msgs, err := JinjaMessages(c, []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeReply}}, nil)
-	if err != nil {
-		return ""
-	}
-	out, err := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
-	if err != nil {
-		return ""
-	}
+	out := probeRender(j, c, []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeReply}})
 	i := strings.LastIndex(out, probeReply)
 	if i < 0 {
 		return ""
 	}
 	return out[i+len(probeReply):]
+}
+
+// probeRender renders a probe conversation without a generation prompt
+// ("" when the template refuses it).
+func probeRender(j *Jinja, c Conventions, msgs []chat.Message) string {
+	raw, err := JinjaMessages(c, msgs, nil)
+	if err != nil {
+		return ""
+	}
+	out, err := j.Render(JinjaVars{Messages: raw, Now: probeClock()})
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// endOfTurnStop is the stop string of an end-of-turn text: its first
+// special token, else the text itself when it is one short marker (some
+// templates write more after the last reply, a generation prompt or
+// instructions, which no model writes).
+func endOfTurnStop(eot string) string {
+	if tok := controlTokenPattern.FindString(eot); tok != "" {
+		return tok
+	}
+	if s := strings.TrimSpace(eot); len(s) <= 16 && !strings.ContainsAny(s, " \n") {
+		return s
+	}
+	return ""
+}
+
+// probeTurnBoundary is the first special token the template writes
+// between an assistant reply and the next user text: the token a model
+// of this template ends its turn with when the template has no closing
+// token of its own (GLM-4.5's <|user|>). "" when none is found.
+func probeTurnBoundary(j *Jinja, c Conventions) string {
+	out := probeRender(j, c, []chat.Message{{Role: chat.RoleUser, Content: probeUser},
+		{Role: chat.RoleAssistant, Content: probeReply}, {Role: chat.RoleUser, Content: probeUser + "2"}})
+	i := strings.Index(out, probeReply)
+	k := strings.LastIndex(out, probeUser+"2")
+	if i < 0 || k < i+len(probeReply) {
+		return ""
+	}
+	return controlTokenPattern.FindString(out[i+len(probeReply) : k])
 }
 
 // wantsStringArguments reports whether the template writes call arguments
@@ -258,14 +292,7 @@ func wantsStringArguments(j *Jinja) bool {
 		{Role: chat.RoleUser, Content: probeUser},
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call00001", Name: "toolharness_probe", Arguments: json.RawMessage(`{"` + probeKey + `": "v"}`)}}},
 	}
-	render := func(asString bool) string {
-		msgs, err := JinjaMessages(Conventions{ArgumentsAsString: asString}, call, nil)
-		if err != nil {
-			return ""
-		}
-		out, _ := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
-		return out
-	}
+	render := func(asString bool) string { return probeRender(j, Conventions{ArgumentsAsString: asString}, call) }
 	asObject := render(false)
 	// Written in any form but Python's str() of a dict (what adding a dict
 	// to a string prints), the object form works.
@@ -281,6 +308,11 @@ func wantsStringArguments(j *Jinja) bool {
 func genericMatch(d Detection, j *Jinja) bool {
 	return d.Family == "chatml" && strings.Contains(j.Source(), "tools")
 }
+
+// ControlTokensIn returns the special-token-looking literals of a
+// template's text, sorted: <|…|>, <｜…｜>, [INST]-style and
+// <start_of_turn>-style markers.
+func ControlTokensIn(src string) []string { return controlTokensIn(src) }
 
 // controlTokensIn finds special-token-looking literals in a template's
 // text: <|…|>, <｜…｜>, [INST]-style and <start_of_turn>-style markers.
@@ -313,4 +345,3 @@ func dedupe(ss []string) []string {
 	}
 	return out
 }
-

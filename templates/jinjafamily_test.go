@@ -49,7 +49,7 @@ func TestFamiliesRenderOfficialTemplates(t *testing.T) {
 	}
 }
 
-func loadedJinja(t *testing.T, file string, tok SpecialTokens) *Jinja {
+func loadedJinja(t testing.TB, file string, tok SpecialTokens) *Jinja {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(conformanceDir, file))
 	if err != nil {
@@ -74,7 +74,7 @@ func TestFamilyOf(t *testing.T) {
 		wantStringArgs bool
 	}{
 		{"../official/Qwen-Qwen2.5-7B-Instruct.jinja", SpecialTokens{EOS: "<|im_end|>"}, "qwen2.5", "hermes", nil, "<|im_start|>assistant\n", nil, false},
-		{"templates/zai-org-GLM-4.5.jinja", SpecialTokens{EOS: "<|endoftext|>"}, "", "", []string{"<|endoftext|>"}, "<|assistant|>", []string{"<|user|>", "<|assistant|>", "<|observation|>"}, false},
+		{"templates/zai-org-GLM-4.5.jinja", SpecialTokens{EOS: "<|endoftext|>"}, "", "", []string{"<|user|>", "<|endoftext|>"}, "<|assistant|>", []string{"<|user|>", "<|assistant|>", "<|observation|>"}, false},
 		{"templates/llama-cpp-lfm2.jinja", SpecialTokens{BOS: "<|startoftext|>", EOS: "<|im_end|>"}, "", "", []string{"<|im_end|>"}, "<|im_start|>assistant\n", []string{"<|im_start|>", "<|tool_call_start|>"}, false},
 		{"templates/deepseek-ai-DeepSeek-V3.1.jinja", SpecialTokens{BOS: "<｜begin▁of▁sentence｜>", EOS: "<｜end▁of▁sentence｜>"}, "", "", []string{"<｜end▁of▁sentence｜>"}, "<｜Assistant｜></think>", []string{"<｜tool▁calls▁begin｜>"}, true},
 	}
@@ -176,4 +176,16 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestEndOfTurnStop(t *testing.T) {
+	for eot, want := range map[string]string{
+		"<|im_end|>\n": "<|im_end|>", "</s>": "</s>", "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n": "<|eot_id|>",
+		"<|endoftext|>\n\n### Response": "<|endoftext|>", "<step> Source: assistant\nDestination: user\n\n": "", "": "",
+		"<end_message>": "<end_message>",
+	} {
+		if got := endOfTurnStop(eot); got != want {
+			t.Errorf("endOfTurnStop(%q) = %q, want %q", eot, got, want)
+		}
+	}
 }

@@ -77,7 +77,7 @@ func closing(tag string) string {
 }
 
 func isEndMacro(tag string) bool {
-	inner := strings.Trim(tag[2:len(tag)-2], "-+ \t\n")
+	inner := statement(tag)
 	return inner == "endmacro" || strings.HasPrefix(inner, "endmacro ")
 }
 

@@ -291,10 +291,14 @@ func tagEnd(s string) int {
 }
 
 func isRawTag(tag string) bool {
-	if !strings.HasPrefix(tag, "{%") {
-		return false
-	}
-	inner := strings.Trim(tag[2:len(tag)-2], "-+ \t\n")
-	return inner == "raw"
+	return strings.HasPrefix(tag, "{%") && statement(tag) == "raw"
 }
 
+// statement is a closed block tag's text without delimiters, markers and
+// surrounding space ("" for anything else).
+func statement(tag string) string {
+	if !tagClosed(tag) || tag[1] != '%' {
+		return ""
+	}
+	return strings.Trim(tag[2:len(tag)-2], "-+ \t\n")
+}

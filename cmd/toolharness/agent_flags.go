@@ -33,7 +33,8 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "quirks", Usage: "with --backend openai: `ollama` for Ollama's /v1 (templated /v1/completions: chat mode only)"},
 		modelFlag(),
 		&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (toolharness renders the whole prompt) or chat (the server applies its template)"},
-		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: detected from the Ollama model's template, else chatml"},
+		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: the model's own chat template, read from the server"},
+		chatTemplateFlag(),
 		&cli.StringFlag{Name: "format", Usage: "tool-call format (" + strings.Join(render.Formats(), ", ") + "); default: the family's"},
 	}, append(toolFlags(),
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain every generation to a JSON Schema of the calls (Ollama format, llama.cpp json_schema)"},
@@ -160,16 +161,24 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	if err != nil {
 		return nil, err
 	}
+	// The template flags are files and names: checked before the probe.
+	hasTools := len(c.StringSlice("tools"))+len(c.StringSlice("mcp")) > 0 || c.Bool("task") || c.String("skills") != ""
+	if c.String("chat-template") == "-" {
+		return nil, usageError(c, "--chat-template -: run and chat read messages from standard input; give a file")
+	}
+	fam, ferr := flagFamily(c, hasTools, errw)
+	if ferr != nil && !errors.Is(ferr, errNoTemplateFlags) {
+		return nil, ferr
+	}
 	if err := reach.Probe(ctx, kind, host, probeTimeout); err != nil {
 		return nil, err
 	}
-	tmpl := c.String("template")
-	if tmpl == "" {
-		if tmpl, err = detectTemplate(ctx, kind, host, model, errw); err != nil {
+	if ferr != nil {
+		if fam, err = commandFamily(ctx, c, kind, host, model, hasTools, errw); err != nil {
 			return nil, err
 		}
 	}
-	r, err := agent.NewRenderer(agent.RendererOptions{Template: tmpl, Format: c.String("format"), Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
+	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,8 @@ func liveFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "endpoint", Usage: "model server URL, repeatable; URL#N runs N cases there at once (default: --host)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "cases at once per endpoint without #N"},
 		backendFlag(),
-		&cli.StringFlag{Name: "template", Usage: "template family for every model (default: detected from the Ollama model)"},
+		&cli.StringFlag{Name: "template", Usage: "template family for every model (default: each model's own chat template, read from the server)"},
+		chatTemplateFlag(),
 		&cli.DurationFlag{Name: "stall-timeout", Value: 2 * time.Minute, Usage: "fail a generation that receives nothing for this long"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the results in --out without repeating finished cases"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
@@ -241,8 +242,8 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 		d.Template = func(context.Context, string, string) (string, error) { return t, nil }
 	} else {
 		kind, errw := c.String("backend"), c.App.ErrWriter
-		d.Template = func(ctx context.Context, endpoint, model string) (string, error) {
-			return detectTemplate(ctx, kind, endpoint, model, errw)
+		d.Family = func(ctx context.Context, endpoint, model string) (templates.Family, error) {
+			return commandFamily(ctx, c, kind, endpoint, model, true, errw)
 		}
 	}
 	return d, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ func renderCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "render",
 		Usage:     "print the exact prompt a template renders",
-		UsageText: "toolharness render --template NAME [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
+		UsageText: "toolharness render (--template NAME | --chat-template FILE) [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
 		Description: `Prints the exact prompt text (raw mode), special tokens and BOS text included, and nothing else.
 Without --format the family's native tool format is used and the output matches the official
 chat template. Untrusted text (user messages, tool results) is made framing-safe: control tokens
@@ -38,9 +39,12 @@ Examples:
    toolharness render --template qwen2.5 --messages conv.json --tools tools.json
    toolharness render --template gemma3 --format xml --messages conv.json --now 2025-03-14T09:00:00Z
    toolharness render --template llama3.2 --mode chat --messages conv.json
-   echo '[{"role":"user","content":"hi"}]' | toolharness render --template qwen3 --messages -`,
+   echo '[{"role":"user","content":"hi"}]' | toolharness render --template qwen3 --messages -
+   toolharness render --chat-template ./GLM-4.5/ --messages conv.json --tools tools.json
+   toolharness render --chat-template model.gguf --messages conv.json`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Required: true, Usage: "template family (see toolharness templates list)"},
+			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "template family (see toolharness templates list); or --chat-template"},
+			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (" + strings.Join(render.Formats(), ", ") + "; default: the family's native format)"},
 			&cli.StringFlag{Name: "messages", Required: true, Usage: "conversation `FILE` (JSON or YAML; - reads stdin)"},
 			&cli.StringFlag{Name: "tools", Usage: "tool catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin)"},
@@ -51,10 +55,6 @@ Examples:
 			&cli.StringSliceFlag{Name: "reminder", Usage: "a <system-reminder> for the newest user message (repeatable)"},
 		},
 		Action: func(c *cli.Context) error {
-			fam, err := templates.Lookup(c.String("template"))
-			if err != nil {
-				return usageError(c, "--template %q: want one of %s", c.String("template"), strings.Join(templates.Names(), ", "))
-			}
 			if err := promptFormat(c, "format", c.String("format")); err != nil {
 				return err
 			}
@@ -62,6 +62,16 @@ Examples:
 				return err
 			}
 			msgs, tools, now, err := conversationFlags(c)
+			if err != nil {
+				return err
+			}
+			fam, err := flagFamily(c, tools != nil, c.App.ErrWriter)
+			switch {
+			case errors.Is(err, errNoTemplateFlags):
+				return usageError(c, "pass --template FAMILY or --chat-template FILE")
+			case errors.Is(err, templates.ErrUnknownFamily):
+				return usageError(c, "--template %q: want one of %s", c.String("template"), strings.Join(templates.Names(), ", "))
+			}
 			if err != nil {
 				return err
 			}

@@ -216,20 +216,22 @@ func TestE2EChatScripted(t *testing.T) {
 	}
 }
 
-func TestE2EDetectTemplate(t *testing.T) {
+// TestE2EModelFamilyServerErrors: a model the server does not have is an
+// error naming the flags to pass, and a server that is not there is an
+// error saying so, never a reason to guess a template.
+func TestE2EModelFamilyServerErrors(t *testing.T) {
 	srv := ollamatest.Start(t)
 	var notes bytes.Buffer
-	if fam, err := detectTemplate(context.Background(), "ollama", srv.URL, srv.Model, &notes); err != nil || fam != "chatml" || notes.Len() != 0 {
-		t.Errorf("family %q (%v), notes %q; the tiny model's template is ChatML", fam, err, notes.String())
+	ollama := serverRef{kind: "ollama", host: srv.URL}
+	if _, err := modelFamily(context.Background(), ollama, "no-such-model", false, &notes); err == nil || !strings.Contains(err.Error(), "pass --template FAMILY or --chat-template FILE") {
+		t.Errorf("unknown model: error %v, notes %q", err, notes.String())
 	}
-	notes.Reset()
-	if fam, err := detectTemplate(context.Background(), "ollama", srv.URL, "no-such-model", &notes); err != nil || fam != "chatml" || !strings.Contains(notes.String(), "cannot read the template") {
-		t.Errorf("unknown model: family %q (%v), notes %q", fam, err, notes.String())
-	}
-	// A server that is not there is an error, not a reason to guess.
 	dead := deadHost(t)
-	if fam, err := detectTemplate(context.Background(), "ollama", dead, srv.Model, &notes); err == nil || err.Error() != "cannot reach Ollama at "+dead+": connection refused" {
-		t.Errorf("dead server: family %q, error %v", fam, err)
+	for _, kind := range []string{"ollama", "llamacpp"} {
+		_, err := modelFamily(context.Background(), serverRef{kind: kind, host: dead}, srv.Model, false, &notes)
+		if err == nil || !strings.HasPrefix(err.Error(), "cannot reach ") || !strings.HasSuffix(err.Error(), dead+": connection refused") {
+			t.Errorf("%s, dead server: error %v", kind, err)
+		}
 	}
 }
 

@@ -63,13 +63,22 @@ Examples:
 				Name:      "show",
 				Usage:     "print a family's definition and template",
 				ArgsUsage: "NAME",
-				UsageText: `toolharness templates show [--json] NAME
+				UsageText: `toolharness templates show [--json] (NAME | --chat-template FILE)
+
+With --chat-template, the family toolharness makes of a model's own template (FILE: .jinja,
+tokenizer_config.json, Hugging Face model folder, .gguf; - = stdin): the built-in family it is
+recognised as, or its end of turn, stops and control tokens, and the constructs the Jinja engine
+is known to render differently from Jinja2.
 
 Examples:
    toolharness templates show qwen3
-   toolharness templates show --json llama3.1`,
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}},
+   toolharness templates show --json llama3.1
+   toolharness templates show --chat-template ./GLM-4.5/tokenizer_config.json`,
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}, chatTemplateFlag()},
 				Action: func(c *cli.Context) error {
+					if c.String("chat-template") != "" {
+						return showLoadedTemplate(c)
+					}
 					if c.NArg() != 1 {
 						return usageError(c, "give one family name (%s)", strings.Join(templates.Names(), ", "))
 					}

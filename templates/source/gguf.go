@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"strings"
-
 )
 
 // GGUF value types (ggml's gguf.h).
@@ -203,11 +202,7 @@ func (g *ggufReader) skipValue(t uint32) error {
 		_, err := g.str()
 		return err
 	case ggufArray:
-		et, err := g.u32()
-		if err != nil {
-			return err
-		}
-		n, err := g.u64()
+		et, n, err := g.arrayHeader()
 		if err != nil {
 			return err
 		}
@@ -230,12 +225,17 @@ func (g *ggufReader) skipValue(t uint32) error {
 	return fmt.Errorf("unknown value type %d", t)
 }
 
-func (g *ggufReader) strings() ([]string, error) {
-	et, err := g.u32()
-	if err != nil {
-		return nil, err
+// arrayHeader reads an array's element type and length.
+func (g *ggufReader) arrayHeader() (elem uint32, n uint64, err error) {
+	if elem, err = g.u32(); err != nil {
+		return 0, 0, err
 	}
-	n, err := g.u64()
+	n, err = g.u64()
+	return elem, n, err
+}
+
+func (g *ggufReader) strings() ([]string, error) {
+	et, n, err := g.arrayHeader()
 	if err != nil {
 		return nil, err
 	}

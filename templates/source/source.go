@@ -212,7 +212,12 @@ func modelName(path string) string {
 	if base == "tokenizer_config.json" || base == "chat_template.json" || base == "chat_template.jinja" {
 		base = filepath.Base(filepath.Dir(filepath.Clean(path)))
 	}
-	return strings.TrimSuffix(base, filepath.Ext(base))
+	for _, ext := range []string{".jinja", ".j2", ".json", ".gguf", ".txt", ".tmpl"} {
+		if n, ok := strings.CutSuffix(base, ext); ok {
+			return n
+		}
+	}
+	return base // a folder such as GLM-4.5 keeps its dots
 }
 
 // Compile compiles the template for the Jinja engine.

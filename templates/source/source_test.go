@@ -73,7 +73,7 @@ func TestFromTokenizerConfig(t *testing.T) {
 func TestLoadFilesAndFolders(t *testing.T) {
 	dir := t.TempDir()
 	jinjaFile := writeFile(t, dir, "plain/model.jinja", "{{ messages[0].content }}")
-	cfg := writeFile(t, dir, "Org-Model/tokenizer_config.json", `{"chat_template": "CFG", "bos_token": "<s>", "eos_token": {"content": "</s>"}}`)
+	cfg := writeFile(t, dir, "Org-Model-4.5/tokenizer_config.json", `{"chat_template": "CFG", "bos_token": "<s>", "eos_token": {"content": "</s>"}}`)
 	writeFile(t, dir, "newer/tokenizer_config.json", `{"bos_token": "<s>", "eos_token": "</s>"}`)
 	writeFile(t, dir, "newer/chat_template.jinja", "FILE")
 	writeFile(t, dir, "processor/chat_template.json", `{"chat_template": "PROC"}`)
@@ -89,8 +89,8 @@ func TestLoadFilesAndFolders(t *testing.T) {
 		wantErr    string
 	}{
 		{jinjaFile, "model", "{{ messages[0].content }}", "file model.jinja", templates.SpecialTokens{}, ""},
-		{cfg, "Org-Model", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
-		{filepath.Dir(cfg), "Org-Model", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
+		{cfg, "Org-Model-4.5", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
+		{filepath.Dir(cfg), "Org-Model-4.5", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
 		{filepath.Join(dir, "newer"), "newer", "FILE", "chat_template.jinja", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
 		{filepath.Join(dir, "processor"), "processor", "PROC", "chat_template.json", templates.SpecialTokens{}, ""},
 		{filepath.Join(dir, "empty"), "", "", "", templates.SpecialTokens{}, "no chat_template.jinja"},
@@ -132,6 +132,16 @@ func tinyGGUF(t testing.TB, dir, chatTemplate string) string {
 	return p
 }
 
+// tinyGGUFBytes is the content of tinyGGUF.
+func tinyGGUFBytes(t testing.TB, chatTemplate string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(tinyGGUF(t, t.TempDir(), chatTemplate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 func TestFromGGUF(t *testing.T) {
 	glm, err := os.ReadFile(glmTemplate)
 	if err != nil {
@@ -166,10 +176,7 @@ func TestFromGGUF(t *testing.T) {
 // allocation.
 func TestFromGGUFBadFiles(t *testing.T) {
 	dir := t.TempDir()
-	data, err := os.ReadFile(tinyGGUF(t, dir, "{{ messages }}"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := tinyGGUFBytes(t, "{{ messages }}")
 	cases := map[string][]byte{"empty": {}, "magic only": []byte("GGUF"), "not gguf": []byte("GGUX\x03\x00\x00\x00"),
 		"version 9": append([]byte("GGUF\x09\x00\x00\x00"), make([]byte, 16)...)}
 	for _, n := range []int{5, 8, 16, 24, 30, 64, 200, 1000, 3000} {
@@ -197,13 +204,8 @@ func TestFromGGUFBadFiles(t *testing.T) {
 	}
 }
 
-
 func FuzzReadGGUF(f *testing.F) {
-	dir := f.TempDir()
-	data, err := os.ReadFile(tinyGGUF(f, dir, "{{ bos_token }}{{ messages[0].content }}"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	data := tinyGGUFBytes(f, "{{ bos_token }}{{ messages[0].content }}")
 	f.Add(data[:4096])
 	f.Add([]byte("GGUF\x03\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -221,11 +223,7 @@ func FuzzReadGGUF(f *testing.F) {
 // Ollama lays it out.
 func TestOllamaGGUF(t *testing.T) {
 	models := t.TempDir()
-	blob := tinyGGUF(t, t.TempDir(), "{{ messages[0].content }}")
-	data, err := os.ReadFile(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := tinyGGUFBytes(t, "{{ messages[0].content }}")
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
 	writeFile(t, models, "blobs/sha256-"+digest, string(data))

@@ -1,62 +1,63 @@
-package templates
+package ollamatmpl
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ollama/ollama/api"
 	ollamatemplate "github.com/ollama/ollama/template"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/templates"
 )
 
-// OllamaTemplate is an Ollama model's own Go template (the TEMPLATE of its
+// Template is an Ollama model's own Go template (the TEMPLATE of its
 // Modelfile), executed in-process by Ollama's template package exactly as
 // the server executes it for /api/chat. It is what toolharness renders
 // when a model's Hugging Face template is not available (Ollama's
 // /api/show drops tokenizer.chat_template from model_info).
-type OllamaTemplate struct {
+type Template struct {
 	name string
 	text string
 	tmpl *ollamatemplate.Template
 }
 
-// CompileOllama parses an Ollama Go template.
-func CompileOllama(name, text string) (*OllamaTemplate, error) {
+// Compile parses an Ollama Go template.
+func Compile(name, text string) (*Template, error) {
 	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("templates: %s: empty Ollama template", name)
+		return nil, fmt.Errorf("ollamatmpl: %s: empty template", name)
 	}
 	t, err := ollamatemplate.Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("templates: %s: Ollama template: %w", name, err)
+		return nil, fmt.Errorf("ollamatmpl: %s: %w", name, err)
 	}
-	return &OllamaTemplate{name: name, text: text, tmpl: t}, nil
+	return &Template{name: name, text: text, tmpl: t}, nil
 }
 
 // Render executes the template on messages and tools as the server does
 // (it always ends with the assistant turn's opener: Ollama templates have
 // no add_generation_prompt).
-func (o *OllamaTemplate) Render(msgs []chat.Message, tools []chat.Tool) (string, error) {
+func (o *Template) Render(msgs []chat.Message, tools []chat.Tool) (string, error) {
 	var values ollamatemplate.Values
 	if err := json.Unmarshal(ollamaMessagesJSON(msgs), &values.Messages); err != nil {
-		return "", fmt.Errorf("templates: %s: messages: %w", o.name, err)
+		return "", fmt.Errorf("ollamatmpl: %s: messages: %w", o.name, err)
 	}
 	if len(tools) > 0 {
-		raw, err := JinjaTools(tools) // the OpenAI tool shape the server decodes into api.Tools
+		raw, err := templates.JinjaTools(tools) // the OpenAI tool shape the server decodes into api.Tools
 		if err != nil {
 			return "", err
 		}
 		var t api.Tools
 		if err := json.Unmarshal(raw, &t); err != nil {
-			return "", fmt.Errorf("templates: %s: tools: %w", o.name, err)
+			return "", fmt.Errorf("ollamatmpl: %s: tools: %w", o.name, err)
 		}
 		values.Tools = t
 	}
 	var b strings.Builder
 	if err := o.tmpl.Execute(&b, values); err != nil {
-		return "", fmt.Errorf("templates: %s: Ollama template: %w", o.name, err)
+		return "", fmt.Errorf("ollamatmpl: %s: %w", o.name, err)
 	}
 	return b.String(), nil
 }
@@ -97,37 +98,29 @@ func ollamaMessagesJSON(msgs []chat.Message) []byte {
 	return data
 }
 
-// ErrOllamaTemplateOnly marks a Family rendered with Ollama's Go template
-// because the model's Hugging Face template was not available.
-var ErrOllamaTemplateOnly = errors.New("templates: only Ollama's own Go template is available (not the model's Hugging Face chat template)")
-
-// FamilyOfOllama returns the Family of an Ollama model known only by its
-// Go template: the built-in family it is detected as (rendered with that
-// family's official template), else a Family that renders the Go
-// template in-process as the server would, with the given stop
-// parameters as its stops. The caller should say which one it got
-// (UsesOllamaTemplate).
-func FamilyOfOllama(name, text string, stop []string) (Family, error) {
-	if d, err := Detect(text); err == nil && d.Family != "chatml" {
-		return Lookup(d.Family)
+// FamilyOf returns the Family of an Ollama model known only by its Go
+// template: the built-in family it is detected as (rendered with that
+// family's official template; ChatML markers alone do not count when the
+// template has tool support of its own), else a Family that renders the
+// Go template in-process as the server would, with the model's stop
+// parameters as its stops. own reports the latter.
+func FamilyOf(name, text string, stop []string) (f templates.Family, own bool, err error) {
+	if d, err := templates.Detect(text); err == nil && !(d.Family == "chatml" && strings.Contains(strings.ToLower(text), "tool")) {
+		f, err := templates.Lookup(d.Family)
+		return f, false, err
 	}
-	o, err := CompileOllama(name, text)
+	o, err := Compile(name, text)
 	if err != nil {
-		return Family{}, err
+		return templates.Family{}, false, err
 	}
-	f := Family{
+	f = templates.Family{
 		Name:          name,
 		Description:   "Ollama's Go template of the model (its Hugging Face chat template was not available)",
 		Official:      "Ollama TEMPLATE of " + name,
-		DefaultFormat: UnknownDefaultFormat,
+		DefaultFormat: templates.UnknownDefaultFormat,
 		Template:      name,
 		Stop:          append([]string(nil), stop...),
-		ControlTokens: dedupe(append(append([]string(nil), stop...), controlTokensIn(text)...)),
-		ollama:        o,
+		ControlTokens: slices.Compact(slices.Sorted(slices.Values(append(append([]string(nil), stop...), templates.ControlTokensIn(text)...)))),
 	}
-	return f, nil
+	return f.WithRenderer(text, func(in templates.Input) (string, error) { return o.Render(in.Messages, in.Tools) }), true, nil
 }
-
-// UsesOllamaTemplate reports whether the family renders an Ollama Go
-// template.
-func (f Family) UsesOllamaTemplate() bool { return f.ollama != nil }

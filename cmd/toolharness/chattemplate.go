@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolharness/toolharness/backend/llamacpp"
+	"github.com/toolharness/toolharness/internal/reach"
+	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/ollamatmpl"
+	"github.com/toolharness/toolharness/templates/source"
+)
+
+// chatTemplateFlag is --chat-template FILE: the model's own chat template.
+func chatTemplateFlag() cli.Flag {
+	return &cli.StringFlag{Name: "chat-template", Usage: "the model's own chat template: a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder or a .gguf (- = stdin for render and templates show); " +
+		"default: read from the server (the Ollama model's GGUF, llama.cpp /props)"}
+}
+
+// errNoTemplateFlags: neither --template nor --chat-template.
+var errNoTemplateFlags = errors.New("no template given")
+
+// flagFamily resolves --template FAMILY and --chat-template FILE (one of
+// them; errNoTemplateFlags when neither is set). tools picks a tool_use
+// template of a named list.
+func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, error) {
+	name, file := c.String("template"), c.String("chat-template")
+	switch {
+	case name != "" && file != "":
+		return templates.Family{}, errors.New("--template and --chat-template exclude each other: a family or the model's own template")
+	case name != "":
+		return templates.Lookup(name)
+	case file != "":
+		t, err := source.Load(file, source.Options{Tools: tools, Stdin: c.App.Reader})
+		if err != nil {
+			return templates.Family{}, fmt.Errorf("--chat-template: %w", err)
+		}
+		return loadedFamily(t, errw)
+	}
+	return templates.Family{}, errNoTemplateFlags
+}
+
+// loadedFamily turns a loaded template into its family and says what it
+// got: the detected family or the model's own template, and any
+// construct the engine is known to render differently from Jinja2.
+func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
+	f, err := t.Family()
+	if err != nil {
+		return templates.Family{}, err
+	}
+	what := "no built-in family matches: rendering it as it is"
+	if f.Name != t.Name {
+		what = "recognised as the " + f.Name + " family"
+	}
+	fmt.Fprintf(errw, "toolharness: chat template of %s from %s, %s\n", t.Name, t.Origin, what)
+	if j := f.Jinja(); j != nil {
+		for _, d := range j.Deviations() {
+			fmt.Fprintf(errw, "toolharness: warning: the template uses %s\n", d)
+		}
+	}
+	return f, nil
+}
+
+// commandFamily resolves the template flags, else asks the server about
+// the model; there is no default template.
+func commandFamily(ctx context.Context, c *cli.Context, kind, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
+	if c.String("chat-template") == "-" {
+		// These commands read the conversation or approvals from stdin,
+		// or load the template once per model.
+		return templates.Family{}, errors.New("--chat-template -: this command cannot read the template from standard input; give a file")
+	}
+	f, err := flagFamily(c, tools, errw)
+	if !errors.Is(err, errNoTemplateFlags) {
+		return f, err
+	}
+	return modelFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("api-key")}, model, tools, errw)
+}
+
+// serverRef is the server a model's template is read from.
+type serverRef struct{ kind, host, apiKey string }
+
+// modelFamily finds a model's chat template on its server: an Ollama
+// model's GGUF (found through the local manifest), else its Ollama Go
+// template; a llama.cpp server's /props. Failing that, a one-line error
+// says which flag to pass.
+func modelFamily(ctx context.Context, srv serverRef, model string, tools bool, errw io.Writer) (templates.Family, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	switch srv.kind {
+	case "ollama", "":
+		return ollamaFamily(ctx, srv.host, model, tools, errw)
+	case "llamacpp":
+		return llamacppFamily(ctx, srv, tools, errw)
+	}
+	return templates.Family{}, fmt.Errorf("the %s backend does not say which chat template %s has: pass --template FAMILY or --chat-template FILE", srv.kind, model)
+}
+
+func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
+	t, err := source.FromOllama(host, model, source.Options{Tools: tools})
+	if err == nil {
+		return loadedFamily(t, errw)
+	}
+	why := err.Error()
+	u, perr := parseURL(host)
+	if perr != nil {
+		return templates.Family{}, fmt.Errorf("--host %q: %w", host, perr)
+	}
+	show, serr := api.NewClient(u, &http.Client{}).Show(ctx, &api.ShowRequest{Model: model})
+	if re := reach.FromError(serr, "ollama", host); re != nil {
+		return templates.Family{}, re
+	}
+	if serr != nil {
+		return templates.Family{}, fmt.Errorf("cannot read the chat template of %s (%s; /api/show: %v): pass --template FAMILY or --chat-template FILE", model, why, serr)
+	}
+	f, own, err := ollamatmpl.FamilyOf(model, show.Template, ollamaStops(show.Parameters))
+	if err != nil {
+		return templates.Family{}, fmt.Errorf("the Ollama template of %s: %w: pass --template FAMILY or --chat-template FILE", model, err)
+	}
+	if own {
+		fmt.Fprintf(errw, "toolharness: only Ollama's own Go template of %s is available, not its Hugging Face chat template (%s); rendering the Go template as the server would (pass --chat-template FILE for the model's own)\n", model, why)
+	} else {
+		fmt.Fprintf(errw, "toolharness: the Hugging Face chat template of %s is not available (%s); its Ollama template is the %s family's, whose official template is used\n", model, why, f.Name)
+	}
+	return f, nil
+}
+
+// ollamaStops reads the stop parameters of /api/show's parameters text
+// (lines of `name value`, values quoted).
+func ollamaStops(params string) []string {
+	var out []string
+	for _, line := range strings.Split(params, "\n") {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || name != "stop" {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if s, err := strconv.Unquote(value); err == nil {
+			value = s
+		}
+		out = append(out, value)
+	}
+	return out
+}
+
+func llamacppFamily(ctx context.Context, srv serverRef, tools bool, errw io.Writer) (templates.Family, error) {
+	host := srv.host
+	c, err := llamacpp.New(llamacpp.Config{BaseURL: host, APIKey: srv.apiKey})
+	if err != nil {
+		return templates.Family{}, err
+	}
+	p, err := c.Props(ctx)
+	if re := reach.FromError(err, "llamacpp", host); re != nil {
+		return templates.Family{}, re
+	}
+	if err != nil {
+		return templates.Family{}, fmt.Errorf("cannot read the chat template from %s/props (%v): pass --template FAMILY or --chat-template FILE", host, err)
+	}
+	t := source.Template{Name: p.ModelAlias, Text: p.ChatTemplate, Tokens: templates.SpecialTokens{BOS: p.BOSToken, EOS: p.EOSToken},
+		Origin: "llama.cpp /props chat_template"}
+	if tools && p.ChatTemplateToolUse != "" {
+		t.Text, t.Origin = p.ChatTemplateToolUse, "llama.cpp /props chat_template_tool_use"
+	}
+	if t.Name == "" {
+		t.Name = "llama.cpp model"
+	}
+	if strings.TrimSpace(t.Text) == "" {
+		return templates.Family{}, fmt.Errorf("%s/props has no chat_template: pass --template FAMILY or --chat-template FILE", host)
+	}
+	return loadedFamily(t, errw)
+}
+
+// showLoadedTemplate is templates show --chat-template FILE.
+func showLoadedTemplate(c *cli.Context) error {
+	f, err := flagFamily(c, true, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	var deviations []templates.Deviation
+	if j := f.Jinja(); j != nil {
+		deviations = j.Deviations()
+	}
+	if c.Bool("json") {
+		return writeJSONLine(c.App.Writer, struct {
+			templates.Family
+			Deviations []templates.Deviation `json:"deviations"`
+		}{f, deviations})
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "family: %s\norigin: %s\nnative format: %q\ndefault format: %s\nbos: %q\neos: %q\n", f.Name, f.Official, f.NativeFormat, f.DefaultFormat, f.BOS, f.EOS)
+	fmt.Fprintf(w, "generation prompt: %q\nend of turn: %q\nstop: %q\ncontrol tokens: %q\n", f.GenerationPrompt, f.EndOfTurn, f.Stop, f.ControlTokens)
+	for _, d := range deviations {
+		fmt.Fprintf(w, "deviation: %s\n", d)
+	}
+	_, err = fmt.Fprintf(w, "# template\n%s", f.Source())
+	return err
+}
