@@ -128,7 +128,8 @@ func (failingBackend) Generate(context.Context, backend.Request, func(string) er
 func TestAgentDriverKeepsGenerationError(t *testing.T) {
 	suite := testSuite(t)
 	for _, constrained := range []bool{false, true} {
-		d := &AgentDriver{Backends: map[string]backend.Backend{"e": failingBackend{}}, Constrained: constrained}
+		d := &AgentDriver{Backends: map[string]backend.Backend{"e": failingBackend{}}, Constrained: constrained,
+			Template: func(context.Context, string, string) (string, error) { return "chatml", nil }}
 		cell := Cell{Model: "m", Format: "hermes", Mode: "raw"}
 		_, err := d.RunCase(context.Background(), "e", cell, suite.Cases[0])
 		if !errors.Is(err, backend.ErrUnreachable) {

@@ -164,7 +164,7 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	// The template flags are files and names: checked before the probe.
 	hasTools := len(c.StringSlice("tools"))+len(c.StringSlice("mcp")) > 0 || c.Bool("task") || c.String("skills") != ""
 	if c.String("chat-template") == "-" {
-		return nil, usageError(c, "--chat-template -: run and chat read messages from standard input; give a file")
+		return nil, usageError(c, "--chat-template -: this command cannot read the template from standard input (it reads messages there); give a file")
 	}
 	fam, ferr := flagFamily(c, hasTools, errw)
 	if ferr != nil && !errors.Is(ferr, errNoTemplateFlags) {
