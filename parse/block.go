@@ -318,6 +318,19 @@ func (b *block) trailer(eof bool) (status, int) {
 func (b *block) track() int {
 	buf := b.buf
 	for i := b.vpos; i < len(buf); i++ {
+		// Skip the bytes that change nothing, a table lookup each.
+		if b.quote != 0 {
+			for i < len(buf) && !inQuoteSpecial[buf[i]] && !b.esc {
+				i++
+			}
+		} else {
+			for i < len(buf) && !valueSpecial[buf[i]] {
+				i++
+			}
+		}
+		if i >= len(buf) {
+			break
+		}
 		c := buf[i]
 		if b.quote != 0 {
 			switch {
@@ -352,3 +365,15 @@ func (b *block) track() int {
 	b.vpos = len(buf)
 	return -1
 }
+
+// valueSpecial marks the bytes track looks at outside strings, and
+// inQuoteSpecial those it looks at inside one.
+var valueSpecial, inQuoteSpecial = func() (v, q [256]bool) {
+	for _, c := range []byte(`"'{}[]()`) {
+		v[c] = true
+	}
+	for _, c := range []byte(`"'\`) {
+		q[c] = true
+	}
+	return v, q
+}()
