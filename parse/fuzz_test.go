@@ -74,15 +74,6 @@ func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, fu
 	}
 }
 
-func run(p *Parser, chunks []string) []Event {
-	var evs []Event
-	emit := func(e Event) { evs = append(evs, e) }
-	for _, c := range chunks {
-		p.Feed(c, emit)
-	}
-	p.Close(emit)
-	return evs
-}
 
 func fuzzTools(f *testing.F) []chat.Tool {
 	return corpusTools(f, "mikeveerman_raw.jsonl")

@@ -189,6 +189,19 @@ func skipPieces(buf []byte, i int, ps []string) int {
 	return i
 }
 
+// skipPiecesVerdict is skipPieces as a verdict: vYes with the index
+// after the pieces, vNo, or more when body ends first.
+func skipPiecesVerdict(body []byte, i int, ps []string, more verdict) (int, verdict) {
+	switch j := skipPieces(body, i, ps); j {
+	case -1:
+		return i, vNo
+	case -2:
+		return i, more
+	default:
+		return j, vYes
+	}
+}
+
 // confirmSyntax decides a tentative syntax block from its first bytes:
 // the rest of the opening marker, then the start of a call body.
 func (b *block) confirmSyntax(eof bool) verdict {
@@ -315,15 +328,9 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 	if i > 64 {
 		return head{}, vNo
 	}
-	if pre := s.namePrefix; len(pre) > 0 {
-		switch j := skipPieces(body, i, pre); j {
-		case -1:
-			return head{}, vNo
-		case -2:
-			return head{}, more
-		default:
-			i = j
-		}
+	var v verdict
+	if i, v = skipPiecesVerdict(body, i, s.namePrefix, more); v != vYes {
+		return head{}, v
 	}
 	if j := skipWS(body, i); j-i <= 64 {
 		i = j
@@ -402,15 +409,8 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 		h.args = k
 		return h, vYes
 	}
-	if ap := s.argsPrefix; len(ap) > 0 {
-		switch j := skipPieces(body, k, ap); j {
-		case -1:
-			return head{}, vNo
-		case -2:
-			return head{}, more
-		default:
-			k = j
-		}
+	if k, v = skipPiecesVerdict(body, k, s.argsPrefix, more); v != vYes {
+		return head{}, v
 	}
 	j := skipWS(body, k)
 	if j-k > 64 {
