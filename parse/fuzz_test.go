@@ -74,7 +74,6 @@ func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, fu
 	}
 }
 
-
 func fuzzTools(f *testing.F) []chat.Tool {
 	return corpusTools(f, "mikeveerman_raw.jsonl")
 }
