@@ -12,7 +12,7 @@ import (
 
 // fuzzSeeds adds every corpus record and a few hand-written blocks of each
 // format, so the fuzzer starts from what real models write.
-func fuzzSeeds(f *testing.F, add func(text string)) {
+func fuzzSeeds(f testing.TB, add func(text string)) {
 	for _, r := range loadCorpus(f) {
 		add(r.Raw)
 	}
