@@ -381,28 +381,10 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 	case wsEnds:
 		k = skipWS(body, k)
 	}
-	if id := s.idPrefix; id != "" {
-		j := skipWS(body, k)
-		if len(body)-j < len(id) && strings.HasPrefix(id, string(body[j:])) {
-			return head{}, more
-		}
-		if hasPrefix(body[j:], id) {
-			j += len(id)
-			stop := s.argsStop
-			e := -1
-			if stop != "" {
-				e = indexString(body[j:min(len(body), j+maxHead)], stop)
-			} else {
-				e = bytes.IndexByte(body[j:min(len(body), j+maxHead)], '{')
-			}
-			if e < 0 {
-				if len(body)-j >= maxHead || eof {
-					return head{}, vNo
-				}
-				return head{}, more
-			}
-			h.id = strings.TrimSpace(string(body[j : j+e]))
-			k = j + e
+	if s.idPrefix != "" {
+		var v verdict
+		if h.id, k, v = s.callIDAt(body, k, eof, more); v != vYes {
+			return head{}, v
 		}
 	}
 	if s.Body == BodyPairs {
@@ -421,6 +403,32 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 	}
 	h.args = j
 	return h, vYes
+}
+
+// callIDAt reads [IDPrefix id] at body[k:], the id running up to
+// ArgsPrefix (or the arguments' '{'); without IDPrefix there it is no id.
+func (s *synSpec) callIDAt(body []byte, k int, eof bool, more verdict) (string, int, verdict) {
+	id := s.idPrefix
+	j := skipWS(body, k)
+	if len(body)-j < len(id) && strings.HasPrefix(id, string(body[j:])) {
+		return "", k, more
+	}
+	if !hasPrefix(body[j:], id) {
+		return "", k, vYes
+	}
+	j += len(id)
+	w := body[j:min(len(body), j+maxHead)]
+	e := bytes.IndexByte(w, '{')
+	if s.argsStop != "" {
+		e = indexString(w, s.argsStop)
+	}
+	if e < 0 {
+		if len(body)-j >= maxHead || eof {
+			return "", k, vNo
+		}
+		return "", k, more
+	}
+	return strings.TrimSpace(string(body[j : j+e])), j + e, vYes
 }
 
 // isNameByte: a byte a tool name may hold (identifiers, dotted and
