@@ -305,6 +305,22 @@ func TestNoAllocPerChunkOnProse(t *testing.T) {
 			t.Errorf("%s: %.0f allocations feeding %d prose chunks", format, allocs, len(chunks))
 		}
 	}
+	for _, s := range fuzzSyntaxes() {
+		p, err := NewSyntax(s, Options{Tools: testTools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		emit := func(Event) {}
+		p.Feed(in, emit)
+		allocs := testing.AllocsPerRun(5, func() {
+			for _, c := range chunks {
+				p.Feed(c, emit)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("syntax %s: %.0f allocations feeding %d prose chunks", s.label(), allocs, len(chunks))
+		}
+	}
 }
 
 // TestMemoryBounded checks that what the parser keeps is bounded by the

@@ -1,9 +1,5 @@
 package parse
 
-import (
-	"bytes"
-)
-
 // nameWindow bounds how far into a block the tool name is looked for while
 // it streams, so that looking costs O(1) per chunk.
 const nameWindow = 512
@@ -57,8 +53,8 @@ type block struct {
 	// nameMissed: scanName has looked for the name and not found it.
 	nameMissed bool
 	// nameFrom is where scanName's next look at a JSON call starts
-	// (jsonNameFrom).
-	nameFrom int
+	// (jsonNameFrom); scanFrom where findEnd's does.
+	nameFrom, scanFrom int
 }
 
 // hasNameEnd reports whether s holds a byte that ends a tool name scanName
@@ -117,20 +113,10 @@ func (b *block) advance(old int, eof bool) (status, int) {
 			}
 		}
 		closer := b.op.closer
-		k := -1
-		if closer != "" {
-			from := max(b.vstart, old-len(closer)+1)
-			if k = bytes.Index(b.buf[from:], b.op.closerB); k >= 0 {
-				k += from
-			}
-		}
-		if b.op.reopen {
-			m := b.op.marker
-			f2 := max(b.vstart, old-len(m)+1)
-			if r := bytes.Index(b.buf[f2:], b.op.markerB); r >= 0 && (k < 0 || r+f2 < k) {
-				b.vend, b.reopened = r+f2, true
-				return stDone, r + f2
-			}
+		k, r := b.findEnd()
+		if r >= 0 {
+			b.vend, b.reopened = r, true
+			return stDone, r
 		}
 		if k >= 0 {
 			b.vend, b.closed = k, true
@@ -316,39 +302,131 @@ func (b *block) trailer(eof bool) (status, int) {
 // track follows brackets and quotes of a JSON or Python value from vpos
 // and returns the index just after the value, or -1.
 func (b *block) track() int {
+	// The state lives in locals while scanning (a field load and store
+	// per byte was half the cost) and goes back to the block at the end.
 	buf := b.buf
-	for i := b.vpos; i < len(buf); i++ {
-		c := buf[i]
-		if b.quote != 0 {
+	quote, esc, depth := b.quote, b.esc, b.depth
+	i := b.vpos
+	for ; i < len(buf); i++ {
+		if quote != 0 {
+			if !esc {
+				// Skip the bytes that change nothing.
+				for i < len(buf) && !inQuoteSpecial[buf[i]] {
+					i++
+				}
+				if i >= len(buf) {
+					break
+				}
+			}
+			c := buf[i]
 			switch {
-			case b.esc:
-				b.esc = false
+			case esc:
+				esc = false
 			case c == '\\':
-				b.esc = true
-			case c == b.quote:
-				b.quote = 0
-				if b.depth == 0 {
+				esc = true
+			case c == quote:
+				quote = 0
+				if depth == 0 {
 					// A string value (arguments written as a
 					// JSON string) ends with its quote.
-					b.vpos = i + 1
+					b.quote, b.esc, b.depth, b.vpos = 0, false, 0, i+1
 					return i + 1
 				}
 			}
 			continue
 		}
-		switch c {
+		for i < len(buf) && !valueSpecial[buf[i]] {
+			i++
+		}
+		if i >= len(buf) {
+			break
+		}
+		switch c := buf[i]; c {
 		case '"', '\'':
-			b.quote = c
+			quote = c
 		case '{', '[', '(':
-			b.depth++
+			depth++
 		case '}', ']', ')':
-			b.depth--
-			if b.depth <= 0 {
-				b.vpos = i + 1
+			depth--
+			if depth <= 0 {
+				b.quote, b.esc, b.depth, b.vpos = quote, esc, depth, i+1
 				return i + 1
 			}
 		}
 	}
-	b.vpos = len(buf)
+	b.quote, b.esc, b.depth, b.vpos = quote, esc, depth, len(buf)
 	return -1
+}
+
+// valueSpecial marks the bytes track looks at outside strings, and
+// inQuoteSpecial those it looks at inside one.
+var valueSpecial, inQuoteSpecial = func() (v, q [256]bool) {
+	for _, c := range []byte(`"'{}[]()`) {
+		v[c] = true
+	}
+	for _, c := range []byte(`"'\`) {
+		q[c] = true
+	}
+	return v, q
+}()
+
+// findEnd looks for the block's closing marker, and for a repeat of its
+// opening one when that ends it (reopen), whichever comes first. Each
+// position is looked at until it is known not to start either: scanFrom
+// is the earliest position that might still (a marker cut by the end of
+// the bytes so far), so a streamed chunk costs its own bytes, not a
+// marker's length of old ones again.
+func (b *block) findEnd() (closeAt, reopenAt int) {
+	buf, cl, m := b.buf, b.op.closerB, b.op.markerB
+	if !b.op.reopen {
+		m = nil
+	}
+	pending := -1
+	for i := max(b.vstart, b.scanFrom); i < len(buf); i++ {
+		c := buf[i]
+		if len(cl) > 0 && c == cl[0] {
+			switch matchAt(buf, i, cl) {
+			case vYes:
+				return i, -1
+			case vMore:
+				pending = minPending(pending, i)
+			}
+		}
+		if len(m) > 0 && c == m[0] {
+			switch matchAt(buf, i, m) {
+			case vYes:
+				return -1, i
+			case vMore:
+				pending = minPending(pending, i)
+			}
+		}
+	}
+	if pending < 0 {
+		pending = len(buf)
+	}
+	b.scanFrom = pending
+	return -1, -1
+}
+
+func minPending(p, i int) int {
+	if p < 0 {
+		return i
+	}
+	return min(p, i)
+}
+
+// matchAt says whether m is at buf[i:] (vYes), cannot be (vNo), or may be
+// once more bytes arrive (vMore).
+func matchAt(buf []byte, i int, m []byte) verdict {
+	rem := len(buf) - i
+	if rem >= len(m) {
+		if string(buf[i:i+len(m)]) == string(m) {
+			return vYes
+		}
+		return vNo
+	}
+	if string(buf[i:]) == string(m[:rem]) {
+		return vMore
+	}
+	return vNo
 }

@@ -12,14 +12,17 @@ import (
 type argBuilder struct {
 	p    *Parser
 	tool string
-	args []byte
-	err  *Error
+	// schema is the tool's entry in the catalog (nil if none), looked
+	// up once per call rather than once per parameter.
+	schema *toolSchema
+	args   []byte
+	err    *Error
 }
 
 // newArgs starts the arguments of a call to tool whose parameters are
 // written in about size bytes.
 func (p *Parser) newArgs(tool string, size int) argBuilder {
-	a := argBuilder{p: p, tool: tool, args: make([]byte, 1, size+size/8+16)}
+	a := argBuilder{p: p, tool: tool, schema: p.tools[tool], args: make([]byte, 1, size+size/8+16)}
 	a.args[0] = '{'
 	return a
 }
@@ -29,13 +32,14 @@ func (a *argBuilder) add(name, raw string, off int) {
 		a.args = append(a.args, ',')
 	}
 	a.args = append(appendString(a.args, name), ':')
+	pt, catalog := a.schema.types(name)
 	var err *Error
-	a.args, err = a.p.appendRawValue(a.args, a.tool, name, raw)
+	a.args, err = a.p.appendTyped(a.args, pt, a.tool, name, raw)
 	if err != nil && a.err == nil {
 		err.Offset = off
 		a.err = err
 	}
-	if pt, catalog := a.p.types(a.tool, name); catalog && !pt.known && a.err == nil {
+	if catalog && !pt.known && a.err == nil {
 		a.err = &Error{Kind: KindUnexpectedTag, Offset: off, Message: fmt.Sprintf("%s has no parameter %q", a.tool, name)}
 	}
 }

@@ -15,7 +15,10 @@
 //	qwen3-coder  <tool_call><function=T><parameter=p>v</parameter></function></tool_call>
 //	pythonic     [get_weather(city="Paris"), read(path="a.txt", limit=5)]
 //	harmony      <|channel|>commentary to=functions.T <|constrain|>json<|message|>{…}<|call|>
+//	             (also <|start|>assistant to=functions.T<|channel|>commentary json<|message|>…)
 //	tags         <read_file><path>a.txt</path></read_file>   (one tag per registered tool)
+//	glm4         get_weather\n{"city": "Paris"}   (a name line, then a JSON object; GLM-4)
+//	glm45        <tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value></tool_call>
 //	auto         any of the above, detected from the text itself
 //
 // # API
@@ -62,7 +65,16 @@
 //     never closed); Err.Raw holds the bytes concerned, so nothing is lost.
 //
 // Apart from the splitting of text, the events of every chunking equal those
-// of a one-shot parse (fuzzed by FuzzChunkInvariance).
+// of a one-shot parse (fuzzed by FuzzChunkInvariance). Text is coalesced:
+// the first three pieces of text of one Feed are emitted as they are (no
+// copy), the rest is gathered into one event before the next call or the
+// end of the Feed, so a megabyte of '[' is a few events, not a million.
+//
+// Calls without any marker are only looked for where the reply starts
+// (after whitespace and a leading reasoning block): bare Python calls in
+// pythonic and auto, GLM-4's name line in glm4 (and auto). After a code
+// fence gave the turn's calls, later tentative blocks stay text: models
+// that answer in a fence go on to explain it with code that repeats it.
 //
 // Call IDs are "call_0", "call_1", … by position in the turn, unless the
 // model wrote one (mistral with ids; the call-start event still carries the
@@ -141,7 +153,10 @@
 // positional_arguments (pythonic positional values mapped to the schema's
 // parameters), name_key ("function"/"tool_name"/"tool" for "name"),
 // missing_close_tag (a block or element that was not closed, where what
-// follows shows it ended). With a catalog, a repaired
+// follows shows it ended), missing_brackets (Python calls at the start of
+// a reply without their list brackets), markdown_escape (calculate\_BMI),
+// quoted_call (['f(a=1)']), bare_identifier (an unquoted variable name as
+// a Python argument value, kept as a string). With a catalog, a repaired
 // block is only taken as a call when it names a registered tool; otherwise it
 // stays content. Options.Strict disables every repair.
 //

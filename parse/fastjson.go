@@ -35,18 +35,9 @@ func compactValue(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool)
 			if dst, i, ok = compactValue(dst, s, i, depth+1); !ok {
 				return dst, i, false
 			}
-			i = skipWSs(s, i)
-			if i >= len(s) {
-				return dst, i, false
-			}
-			switch s[i] {
-			case ',':
-				dst = append(dst, ',')
-				i = skipWSs(s, i+1)
-			case ']':
-				return append(dst, ']'), i + 1, true
-			default:
-				return dst, i, false
+			var done bool
+			if dst, i, done, ok = afterMember(dst, s, i, ']'); !ok || done {
+				return dst, i, ok
 			}
 		}
 	case c == '"':
@@ -92,20 +83,27 @@ func compactObject(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool
 		if dst, i, ok = compactValue(dst, s, i, depth+1); !ok {
 			return dst, i, false
 		}
-		i = skipWSs(s, i)
-		if i >= len(s) {
-			return dst, i, false
-		}
-		switch s[i] {
-		case ',':
-			dst = append(dst, ',')
-			i = skipWSs(s, i+1)
-		case '}':
-			return append(dst, '}'), i + 1, true
-		default:
-			return dst, i, false
+		var done bool
+		if dst, i, done, ok = afterMember(dst, s, i, '}'); !ok || done {
+			return dst, i, ok
 		}
 	}
+}
+
+// afterMember reads what follows a member of a list or object closed by
+// closer: a comma (the next member follows) or the closer (done).
+func afterMember(dst []byte, s string, i int, closer byte) (_ []byte, _ int, done, ok bool) {
+	i = skipWSs(s, i)
+	if i >= len(s) {
+		return dst, i, false, false
+	}
+	switch s[i] {
+	case ',':
+		return append(dst, ','), skipWSs(s, i+1), false, true
+	case closer:
+		return append(dst, closer), i + 1, true, true
+	}
+	return dst, i, false, false
 }
 
 // compactString copies the JSON string at s[i:] when decoding and

@@ -12,7 +12,7 @@ import (
 
 // fuzzSeeds adds every corpus record and a few hand-written blocks of each
 // format, so the fuzzer starts from what real models write.
-func fuzzSeeds(f *testing.F, add func(text string)) {
+func fuzzSeeds(f testing.TB, add func(text string)) {
 	for _, r := range loadCorpus(f) {
 		add(r.Raw)
 	}
@@ -72,16 +72,6 @@ func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, fu
 		}
 		return p
 	}
-}
-
-func run(p *Parser, chunks []string) []Event {
-	var evs []Event
-	emit := func(e Event) { evs = append(evs, e) }
-	for _, c := range chunks {
-		p.Feed(c, emit)
-	}
-	p.Close(emit)
-	return evs
 }
 
 func fuzzTools(f *testing.F) []chat.Tool {

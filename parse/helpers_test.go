@@ -86,6 +86,11 @@ func collect(t testing.TB, format string, opts Options, chunks []string) []Event
 	if err != nil {
 		t.Fatal(err)
 	}
+	return run(p, chunks)
+}
+
+// run feeds the chunks to p and closes it.
+func run(p *Parser, chunks []string) []Event {
 	var evs []Event
 	emit := func(e Event) { evs = append(evs, e) }
 	for _, c := range chunks {

@@ -326,58 +326,6 @@ func (p *Parser) open(op int) {
 	p.pos += len(o.marker)
 }
 
-// extendHeld takes a chunk that continues the held marker prefix without
-// completing it (`<tool` + `_ca`): what is held is still the prefix of a
-// marker at the same place, so nothing is decided and nothing emitted.
-func (p *Parser) extendHeld(chunk string) bool {
-	n := len(p.held) + len(chunk)
-	for _, k := range p.tab.byFirst[p.held[0]] {
-		m := p.tab.ops[k].marker
-		if n < len(m) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
-			p.held = m[:n]
-			p.pos += len(chunk)
-			return true
-		}
-	}
-	return false
-}
-
-// feedBlockChunk is the path of a small chunk inside a confirmed block
-// (what call-dense output is made of): the chunk is appended and the
-// block advanced without the layers of feed, and without touching emit
-// while the block goes on and its call start is out. It reports whether
-// it took the chunk.
-func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
-	b := &p.b
-	old := len(b.buf)
-	if old+len(chunk) > cap(b.buf) {
-		return false
-	}
-	b.buf = b.buf[:old+len(chunk)]
-	copy(b.buf[old:], chunk)
-	p.pos += len(chunk)
-	if b.jmode == 1 && b.jend == 0 && (b.startSent || b.earlyDone) {
-		// Inside a call's JSON value (jsonInTag): only the value's
-		// end can change anything.
-		end := b.track()
-		if end < 0 {
-			return true
-		}
-		b.jend = end
-	}
-	st, end := b.advance(old, false)
-	if st == stMore && (b.startSent || b.earlyDone) {
-		return true
-	}
-	p.emit = emit
-	if rest, done := p.blockStep(st, end, old, chunk); done {
-		p.feed(rest, false)
-	}
-	p.flushText()
-	p.emit = nil
-	return true
-}
-
 // blockPiece bounds how much of a chunk is appended to a block before
 // looking for its end, so that a block ending early in a large chunk does
 // not copy the rest of the chunk (cost stays linear in the input).

@@ -132,10 +132,11 @@ type paramTypes struct {
 // types returns the value types of a tool's parameter; catalog is false
 // without a catalog or when it does not have the tool.
 func (p *Parser) types(tool, name string) (pt paramTypes, catalog bool) {
-	if p.tools == nil {
-		return pt, false
-	}
-	t := p.tools[tool]
+	return p.tools[tool].types(name)
+}
+
+// types is Parser.types for this tool (nil: not in the catalog).
+func (t *toolSchema) types(name string) (pt paramTypes, catalog bool) {
 	if t == nil {
 		return pt, false
 	}
@@ -172,6 +173,11 @@ const maxCachedParams = 256
 // schema, as JSON. Without a schema the text is kept as a string.
 func (p *Parser) appendRawValue(dst []byte, tool, name, raw string) ([]byte, *Error) {
 	pt, _ := p.types(tool, name)
+	return p.appendTyped(dst, pt, tool, name, raw)
+}
+
+// appendTyped is appendRawValue for a parameter whose types are known.
+func (p *Parser) appendTyped(dst []byte, pt paramTypes, tool, name, raw string) ([]byte, *Error) {
 	types := pt.types
 	if !pt.known || types == 0 {
 		return appendString(dst, raw), nil

@@ -20,9 +20,14 @@ import (
 //	[SectionClose]                     once, after the last call
 //
 // where Body is one of the BodyKind shapes below. Literal fields are matched
-// exactly, except that whitespace between structural pieces (around JSON
-// values, between pairs, between calls) is optional when the field that
-// follows or precedes it is whitespace only.
+// piece by piece: a marker is split at whitespace, each piece must appear as
+// written, and the whitespace between pieces (and around JSON values,
+// between pairs, between calls) may differ from the template's, since
+// models trained on a template drop or add newlines there. A field that is
+// only whitespace (NameSuffix "\n") ends what precedes it at any
+// whitespace. Pair values keep their text, minus one copy of the
+// whitespace the template writes around them (KeyClose ">\n" and
+// ValueClose "\n</parameter>": one leading and one trailing newline).
 //
 // Examples (what the official templates write):
 //

@@ -189,6 +189,19 @@ func skipPieces(buf []byte, i int, ps []string) int {
 	return i
 }
 
+// skipPiecesVerdict is skipPieces as a verdict: vYes with the index
+// after the pieces, vNo, or more when body ends first.
+func skipPiecesVerdict(body []byte, i int, ps []string, more verdict) (int, verdict) {
+	switch j := skipPieces(body, i, ps); j {
+	case -1:
+		return i, vNo
+	case -2:
+		return i, more
+	default:
+		return j, vYes
+	}
+}
+
 // confirmSyntax decides a tentative syntax block from its first bytes:
 // the rest of the opening marker, then the start of a call body.
 func (b *block) confirmSyntax(eof bool) verdict {
@@ -315,15 +328,9 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 	if i > 64 {
 		return head{}, vNo
 	}
-	if pre := s.namePrefix; len(pre) > 0 {
-		switch j := skipPieces(body, i, pre); j {
-		case -1:
-			return head{}, vNo
-		case -2:
-			return head{}, more
-		default:
-			i = j
-		}
+	var v verdict
+	if i, v = skipPiecesVerdict(body, i, s.namePrefix, more); v != vYes {
+		return head{}, v
 	}
 	if j := skipWS(body, i); j-i <= 64 {
 		i = j
@@ -374,43 +381,18 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 	case wsEnds:
 		k = skipWS(body, k)
 	}
-	if id := s.idPrefix; id != "" {
-		j := skipWS(body, k)
-		if len(body)-j < len(id) && strings.HasPrefix(id, string(body[j:])) {
-			return head{}, more
-		}
-		if hasPrefix(body[j:], id) {
-			j += len(id)
-			stop := s.argsStop
-			e := -1
-			if stop != "" {
-				e = indexString(body[j:min(len(body), j+maxHead)], stop)
-			} else {
-				e = bytes.IndexByte(body[j:min(len(body), j+maxHead)], '{')
-			}
-			if e < 0 {
-				if len(body)-j >= maxHead || eof {
-					return head{}, vNo
-				}
-				return head{}, more
-			}
-			h.id = strings.TrimSpace(string(body[j : j+e]))
-			k = j + e
+	if s.idPrefix != "" {
+		var v verdict
+		if h.id, k, v = s.callIDAt(body, k, eof, more); v != vYes {
+			return head{}, v
 		}
 	}
 	if s.Body == BodyPairs {
 		h.args = k
 		return h, vYes
 	}
-	if ap := s.argsPrefix; len(ap) > 0 {
-		switch j := skipPieces(body, k, ap); j {
-		case -1:
-			return head{}, vNo
-		case -2:
-			return head{}, more
-		default:
-			k = j
-		}
+	if k, v = skipPiecesVerdict(body, k, s.argsPrefix, more); v != vYes {
+		return head{}, v
 	}
 	j := skipWS(body, k)
 	if j-k > 64 {
@@ -421,6 +403,32 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 	}
 	h.args = j
 	return h, vYes
+}
+
+// callIDAt reads [IDPrefix id] at body[k:], the id running up to
+// ArgsPrefix (or the arguments' '{'); without IDPrefix there it is no id.
+func (s *synSpec) callIDAt(body []byte, k int, eof bool, more verdict) (string, int, verdict) {
+	id := s.idPrefix
+	j := skipWS(body, k)
+	if len(body)-j < len(id) && strings.HasPrefix(id, string(body[j:])) {
+		return "", k, more
+	}
+	if !hasPrefix(body[j:], id) {
+		return "", k, vYes
+	}
+	j += len(id)
+	w := body[j:min(len(body), j+maxHead)]
+	e := bytes.IndexByte(w, '{')
+	if s.argsStop != "" {
+		e = indexString(w, s.argsStop)
+	}
+	if e < 0 {
+		if len(body)-j >= maxHead || eof {
+			return "", k, vNo
+		}
+		return "", k, more
+	}
+	return strings.TrimSpace(string(body[j : j+e])), j + e, vYes
 }
 
 // isNameByte: a byte a tool name may hold (identifiers, dotted and

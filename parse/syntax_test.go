@@ -177,13 +177,7 @@ func collectSyntax(t testing.TB, s Syntax, opts Options, chunks []string) []Even
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []Event
-	emit := func(e Event) { evs = append(evs, e) }
-	for _, c := range chunks {
-		p.Feed(c, emit)
-	}
-	p.Close(emit)
-	return evs
+	return run(p, chunks)
 }
 
 var kimiSyntax = Syntax{Label: "kimi-k2",
