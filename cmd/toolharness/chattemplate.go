@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/backend/llamacpp"
+	"github.com/toolharness/toolharness/derive"
 	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/templates"
 	"github.com/toolharness/toolharness/templates/ollamatmpl"
@@ -57,9 +58,22 @@ func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
 	if err != nil {
 		return templates.Family{}, err
 	}
+	if j := f.Jinja(); j != nil && f.NativeFormat == "" {
+		// The template writes calls in its own syntax: learn it, so that
+		// every command (render as well as run) lets the template write
+		// catalog and calls, and parses what it writes.
+		res, err := derive.Template(j, time.Time{}, nil)
+		if err != nil {
+			return templates.Family{}, fmt.Errorf("the chat template of %s: %w", t.Name, err)
+		}
+		f = derive.Adopt(f, res)
+	}
 	what := "no built-in family matches: rendering it as it is"
-	if f.Name != t.Name {
+	switch {
+	case f.Name != t.Name:
 		what = "recognised as the " + f.Name + " family"
+	case f.NativeFormat != "":
+		what += ", its tool calls read as " + f.NativeFormat + " (derived from the template)"
 	}
 	fmt.Fprintf(errw, "toolharness: chat template of %s from %s, %s\n", t.Name, t.Origin, what)
 	if j := f.Jinja(); j != nil {

@@ -82,7 +82,7 @@ func TestLlamacppFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.NativeFormat != "" || f.EOS != llamacpptest.ImEnd || !strings.Contains(notes.String(), "from llama.cpp /props chat_template, no built-in family matches") {
+	if f.NativeFormat != "glm45" || f.EOS != llamacpptest.ImEnd || !strings.Contains(notes.String(), "from llama.cpp /props chat_template, no built-in family matches") {
 		t.Errorf("family %s eos %q, notes %q", f.Name, f.EOS, notes.String())
 	}
 	srv.ChatTemplate = ""
