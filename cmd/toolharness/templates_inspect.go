@@ -128,8 +128,10 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := res.NewParser(parse.Options{}); err != nil {
+	if _, err := res.NewOutputParser(parse.Options{}); err != nil {
 		return nil, false, fmt.Errorf("parse: %s: %w", path, err)
 	}
-	return res.NewParser, thinkOpen || res.ThinkOpen, nil
+	// The input is the output after the generation prompt.
+	newParser := func(o parse.Options) (eventParser, error) { return res.NewOutputParser(o) }
+	return newParser, thinkOpen || res.ThinkOpen, nil
 }
