@@ -39,6 +39,9 @@ type renderer struct {
 	// the generation prompt (primed with the prompt's tail, in reasoning
 	// when the prompt opens it). nil for the built-in families' prompts.
 	output *derive.Result
+	// tail is, where output is nil, the end of the family's generation
+	// prompt that belongs to the format's call syntax (promptTail).
+	tail string
 }
 
 // ErrNoTemplate is returned by NewRenderer when no template is named: a
@@ -90,7 +93,7 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 	if _, err := render.Catalog(format, nil); err != nil && format != fam.NativeFormat {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
 	}
-	return &renderer{fam: fam, format: format, opts: o, output: derived}, nil
+	return &renderer{fam: fam, format: format, opts: o, output: derived, tail: promptTail(fam, format)}, nil
 }
 
 // deriveLoaded learns the call syntax of a loaded template (package
@@ -138,6 +141,13 @@ func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
 			return nil, err
 		}
 		return &parseStream{p: p}, nil
+	}
+	if r.tail != "" {
+		p, err := parse.New(r.format, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &parseStream{p: derive.Prime(p, r.tail)}, nil
 	}
 	return NewParser(r.format, opts)
 }

@@ -14,38 +14,51 @@ import (
 // call syntax is learned here from renders (no template is known by name)
 // and fed to the parser before the output.
 
-// learnPromptTail returns the shortest suffix of the generation prompt,
-// cut at a token boundary and after the user's message, with which the
-// template's parser reads the probe call out of what the call turn adds
-// to the prompt (the model's reply); "" when the reply parses on its own,
-// when the call turn does not extend the prompt (a prompt that opens
-// reasoning, handled by Options.ThinkOpen), or when no suffix helps.
+// learnPromptTail is PromptTail for the probe renders: the reply must give
+// the first probe call to the template's parser.
 func learnPromptTail(res Result, prompt, callRender string) string {
-	if !res.WritesCalls || !strings.HasPrefix(callRender, prompt) {
+	if !res.WritesCalls {
+		return ""
+	}
+	return PromptTail(prompt, callRender, sentinelUser, func() (*parse.Parser, error) { return res.NewParser(parse.Options{}) }, sentinelTool1)
+}
+
+// PromptTail returns the shortest suffix of a generation prompt, cut at a
+// token boundary and after the user's text, with which a parser (made by
+// newParser) reads a call of tool out of the reply: what callRender, the
+// same conversation with the call turn in place of the generation prompt,
+// adds to prompt. It is "" when the reply parses on its own, when the call
+// turn does not extend the prompt (a prompt that opens reasoning, handled
+// by parse.Options.ThinkOpen), or when no suffix helps.
+func PromptTail(prompt, callRender, user string, newParser func() (*parse.Parser, error), tool string) string {
+	if !strings.HasPrefix(callRender, prompt) {
 		return ""
 	}
 	reply := callRender[len(prompt):]
-	from := strings.LastIndex(prompt, sentinelUser) + len(sentinelUser)
+	from := 0
+	if i := strings.LastIndex(prompt, user); i >= 0 {
+		from = i + len(user)
+	}
 	bounds := tokenBounds(prompt)
 	for i := len(bounds) - 1; i >= 0 && bounds[i] >= from; i-- {
 		tail := prompt[bounds[i]:]
-		if readsProbeCall(res, tail+reply) {
+		if readsCall(newParser, tool, tail+reply) {
 			return tail
 		}
 	}
 	return ""
 }
 
-// readsProbeCall reports whether the template's parser reads the first
-// probe call, without error, from text.
-func readsProbeCall(res Result, text string) bool {
-	p, err := res.NewParser(parse.Options{})
+// readsCall reports whether a new parser reads a call of tool, without
+// error, from text.
+func readsCall(newParser func() (*parse.Parser, error), tool, text string) bool {
+	p, err := newParser()
 	if err != nil {
 		return false
 	}
 	found := false
 	emit := func(ev parse.Event) {
-		if ev.Type == parse.EventCall && ev.Err == nil && ev.Call.Name == sentinelTool1 {
+		if ev.Type == parse.EventCall && ev.Err == nil && ev.Call.Name == tool {
 			found = true
 		}
 	}
@@ -65,7 +78,13 @@ func (r Result) NewOutputParser(opts parse.Options) (*OutputParser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OutputParser{p: p, tail: r.PromptTail, drop: len(r.PromptTail)}, nil
+	return Prime(p, r.PromptTail), nil
+}
+
+// Prime returns p fed tail before the output it is given (see
+// OutputParser); a tail of "" changes nothing.
+func Prime(p *parse.Parser, tail string) *OutputParser {
+	return &OutputParser{p: p, tail: tail, drop: len(tail)}
 }
 
 // OutputParser is a parse.Parser fed the prompt's tail before the model's

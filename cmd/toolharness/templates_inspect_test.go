@@ -103,6 +103,64 @@ func TestParseChatTemplate(t *testing.T) {
 	}
 }
 
+// TestParseChatTemplatePromptTail: parse --chat-template reads its input as
+// the output after the generation prompt. Where that prompt ends inside the
+// call syntax (functionary v3.2's ">>>"), a call is found at offset 0 and
+// an answer on the content channel is text byte for byte, the tail in no
+// event.
+func TestParseChatTemplatePromptTail(t *testing.T) {
+	tools := writeFile(t, "tools.json", `[{"type":"function","function":{"name":"lookup","parameters":{"type":"object",`+
+		`"properties":{"city":{"type":"string"}}}}}]`)
+	tmpl := filepath.Join(conformanceTemplates, "meetkai-functionary-medium-v3.2.jinja")
+	for _, tc := range []struct{ in, want string }{
+		{"lookup\n{\"city\": \"Paris\"}", `{"type":"call_start","id":"call_0","name":"lookup","offset":0}` + "\n" +
+			`{"type":"call","id":"call_0","name":"lookup","arguments":{"city":"Paris"},"repairs":[],"offset":0}`},
+		{"all\nIt is sunny.", `{"type":"text","text":"all\nIt is sunny."}`},
+	} {
+		for _, chunk := range []string{"0", "1"} {
+			out, stderr, code := runCLI(t, tc.in, "parse", "--chat-template", tmpl, "--tools", tools, "--chunk", chunk)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := joinTextLines(t, out); got != tc.want {
+				t.Errorf("%q, --chunk %s:\n%s\nwant\n%s", tc.in, chunk, got, tc.want)
+			}
+		}
+	}
+}
+
+// joinTextLines merges adjacent text events (their split depends on the
+// chunking) and returns the event lines.
+func joinTextLines(t *testing.T, out string) string {
+	t.Helper()
+	var lines []string
+	text, inText := "", false
+	flush := func() {
+		if inText {
+			b, _ := json.Marshal(struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}{"text", text})
+			lines = append(lines, string(b))
+			text, inText = "", false
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev struct{ Type, Text string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if ev.Type == "text" {
+			text, inText = text+ev.Text, true
+			continue
+		}
+		flush()
+		lines = append(lines, line)
+	}
+	flush()
+	return strings.Join(lines, "\n")
+}
+
 // TestTemplatesInspectGGUF reads the chat template out of a GGUF file (the
 // test Ollama's tiny model carrying LFM2's template) and from stdin.
 func TestTemplatesInspectGGUF(t *testing.T) {
