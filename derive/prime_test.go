@@ -161,3 +161,75 @@ func collect(p *OutputParser, reply string, chunk int) (string, []chat.ToolCall,
 	p.Close(emit)
 	return text.String(), calls, problems
 }
+
+// FuzzOutputParser: the output parser of a template whose prompt ends in
+// the call syntax never panics, gives the same text and calls for any
+// chunking, keeps offsets inside the output, and emits as text only bytes
+// of the output, in order (the prompt's tail is not the model's).
+// Seeded with the replies of the suite's functionary v3.2 and gpt-oss
+// templates (calls and answers).
+func FuzzOutputParser(f *testing.F) {
+	tools, err := chat.ParseTools([]byte(roundTripTools))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var parsers []*OutputParser
+	var tails []string
+	for _, e := range loadSuite(f) {
+		if _, ok := mustPrime[e.ID]; !ok {
+			continue
+		}
+		r := compileSuite(f, e)
+		res, err := Derive(r, Tokens{BOS: e.token("bos_token"), EOS: e.token("eos_token")})
+		if err != nil {
+			f.Fatal(err)
+		}
+		p, err := res.NewOutputParser(parse.Options{Tools: tools})
+		if err != nil {
+			f.Fatal(err)
+		}
+		prompt, _ := r.Render(Request{Messages: messages(userMessage()), Tools: json.RawMessage(roundTripTools), AddGenerationPrompt: true})
+		for _, req := range []Request{roundTripRequest(StyleNamed(res.Style), 1), roundTripRequest(StyleNamed(res.Style), 2),
+			{Messages: messages(userMessage(), `{"role": "assistant", "content": "`+sentinelAnswer+`"}`), Tools: json.RawMessage(roundTripTools)}} {
+			if full, err := r.Render(req); err == nil {
+				f.Add(uint8(len(parsers)), replyAfter(prompt, full, res))
+			}
+		}
+		parsers, tails = append(parsers, p), append(tails, res.PromptTail)
+	}
+	if len(parsers) != len(mustPrime) {
+		f.Fatalf("%d of the %d templates with a prompt tail are in the suite", len(parsers), len(mustPrime))
+	}
+	f.Add(uint8(0), "")
+	f.Add(uint8(0), ">")
+	f.Add(uint8(1), "<|start|>assistant to=functions.lookup_record")
+	f.Fuzz(func(t *testing.T, which uint8, output string) {
+		i := int(which) % len(parsers)
+		p, tail := parsers[i], tails[i]
+		text, calls, problems := collect(p, output, 0)
+		text1, calls1, problems1 := collect(p, output, 1)
+		if text1 != text || !reflect.DeepEqual(calls1, calls) || !reflect.DeepEqual(problems1, problems) {
+			t.Fatalf("byte chunks differ:\n%q %v %q\n%q %v %q", text, calls, problems, text1, calls1, problems1)
+		}
+		for _, c := range calls {
+			if c.Offset < 0 || c.Offset > len(output) {
+				t.Fatalf("call offset %d outside the output (%d bytes)", c.Offset, len(output))
+			}
+		}
+		if !isSubsequence(text, output) {
+			t.Fatalf("the text %q holds bytes the output %q does not (prompt tail %q)", text, output, tail)
+		}
+	})
+}
+
+// isSubsequence reports whether the bytes of a occur in b in order.
+func isSubsequence(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		j := strings.IndexByte(b, a[i])
+		if j < 0 {
+			return false
+		}
+		b = b[j+1:]
+	}
+	return true
+}
