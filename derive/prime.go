@@ -116,8 +116,12 @@ func (o *OutputParser) Feed(chunk string, emit func(parse.Event)) {
 	o.p.Feed(chunk, out)
 }
 
-// Close ends the output.
-func (o *OutputParser) Close(emit func(parse.Event)) { o.p.Close(o.wrap(emit)) }
+// Close ends the output; the parser is then ready for the next one, as a
+// parse.Parser is.
+func (o *OutputParser) Close(emit func(parse.Event)) {
+	o.p.Close(o.wrap(emit))
+	o.fed, o.drop = false, len(o.tail)
+}
 
 // Reset readies the parser for the next output.
 func (o *OutputParser) Reset() {

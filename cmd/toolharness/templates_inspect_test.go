@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,18 @@ func TestParseChatTemplatePromptTail(t *testing.T) {
 			if got := joinTextLines(t, out); got != tc.want {
 				t.Errorf("%q, --chunk %s:\n%s\nwant\n%s", tc.in, chunk, got, tc.want)
 			}
+		}
+	}
+	// Batch mode reuses one parser: every record is primed.
+	rec := `{"id":%d,"raw":"lookup\n{\"city\": \"Paris\"}"}` + "\n"
+	out, stderr, code := runCLI(t, fmt.Sprintf(rec+rec, 1, 2), "parse", "--chat-template", tmpl, "--tools", tools, "--jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		want := fmt.Sprintf(`{"id":%d,"calls":[{"id":"call_0","name":"lookup","arguments":{"city":"Paris"},"repairs":[]}],"content":"","errors":[]}`, i+1)
+		if line != want {
+			t.Errorf("--jsonl record %d: %s, want %s", i+1, line, want)
 		}
 	}
 }
