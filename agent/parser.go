@@ -6,7 +6,10 @@ import (
 
 // parseStream adapts a parse.Parser to the loop's StreamParser.
 type parseStream struct {
-	p   *parse.Parser
+	p interface {
+		Feed(string, func(parse.Event))
+		Close(func(parse.Event))
+	}
 	out []Event
 }
 

@@ -34,9 +34,14 @@ type renderer struct {
 	fam    templates.Family
 	format string
 	opts   RendererOptions
-	// syntax is the call syntax derived from a loaded template when it is
-	// none of the built-in formats (format is then its label).
-	syntax *parse.Syntax
+	// output is what was derived from a loaded template whose call syntax
+	// is the session's format: its parser reads the model's output after
+	// the generation prompt (primed with the prompt's tail, in reasoning
+	// when the prompt opens it). nil for the built-in families' prompts.
+	output *derive.Result
+	// tail is, where output is nil, the end of the family's generation
+	// prompt that belongs to the format's call syntax (promptTail).
+	tail string
 }
 
 // ErrNoTemplate is returned by NewRenderer when no template is named: a
@@ -58,32 +63,27 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 	}
-	var syntax *parse.Syntax
-	if j := fam.Jinja(); j != nil && fam.NativeFormat == "" && o.Format == "" {
-		// A loaded template outside the built-in families writes calls
-		// in its own syntax: learn it from the template (package derive),
-		// so that the template renders catalog and calls itself and the
-		// parser reads what it writes.
-		res, err := derive.Template(j, time.Time{}, nil)
+	var derived *derive.Result
+	if j := fam.Jinja(); j != nil && o.Format == "" {
+		d, err := deriveLoaded(j, &fam)
 		if err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
+			return nil, err
 		}
-		if res.WritesCalls {
-			fam = derive.Adopt(fam, res)
-			if res.Format == "" {
-				syntax = &res.Syntax
-			}
-		}
+		derived = d
 	}
 	format := o.Format
 	if format == "" {
 		format = fam.DefaultFormat
 	}
-	if syntax != nil && format == syntax.Label {
-		if _, err := parse.NewSyntax(*syntax, parse.Options{}); err != nil {
+	if derived != nil && format == derived.FormatName() {
+		if _, err := derived.NewOutputParser(parse.Options{}); err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
-		return &renderer{fam: fam, format: format, opts: o, syntax: syntax}, nil
+		if derived.Format == "" {
+			return &renderer{fam: fam, format: format, opts: o, output: derived}, nil
+		}
+	} else {
+		derived = nil
 	}
 	if _, err := parse.New(format, parse.Options{}); err != nil {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
@@ -93,7 +93,34 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 	if _, err := render.Catalog(format, nil); err != nil && format != fam.NativeFormat {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
 	}
-	return &renderer{fam: fam, format: format, opts: o}, nil
+	return &renderer{fam: fam, format: format, opts: o, output: derived, tail: promptTail(fam, format)}, nil
+}
+
+// deriveLoaded learns the call syntax of a loaded template (package
+// derive). Outside the built-in families the template writes calls in its
+// own syntax: the family adopts it, so that the template renders catalog
+// and calls itself and the parser reads what it writes. A built-in family
+// keeps its own format; what was derived only primes the parser when the
+// generation prompt ends inside the call syntax (gpt-oss), and a template
+// that cannot be derived leaves it as it was.
+func deriveLoaded(j *templates.Jinja, fam *templates.Family) (*derive.Result, error) {
+	builtin := fam.NativeFormat != ""
+	res, err := derive.Template(j, time.Time{}, nil)
+	switch {
+	case err != nil && builtin:
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("agent: %w", err)
+	case !res.WritesCalls:
+		return nil, nil
+	case builtin:
+		if res.PromptTail == "" {
+			return nil, nil
+		}
+		return &res, nil
+	}
+	*fam = derive.Adopt(*fam, res)
+	return &res, nil
 }
 
 func (r *renderer) Format() string { return r.format }
@@ -108,12 +135,19 @@ func (r *renderer) Stop() []string {
 
 func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
 	opts := parse.Options{Tools: tools, Strict: r.opts.Strict}
-	if r.syntax != nil {
-		p, err := parse.NewSyntax(*r.syntax, opts)
+	if r.output != nil {
+		p, err := r.output.NewOutputParser(opts)
 		if err != nil {
 			return nil, err
 		}
 		return &parseStream{p: p}, nil
+	}
+	if r.tail != "" {
+		p, err := parse.New(r.format, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &parseStream{p: derive.Prime(p, r.tail)}, nil
 	}
 	return NewParser(r.format, opts)
 }

@@ -28,9 +28,11 @@ type Result struct {
 	Format string `json:"format,omitempty"`
 	// Syntax is the derived call syntax (set when WritesCalls).
 	Syntax parse.Syntax `json:"syntax"`
-	// PromptOpensCall: the generation prompt ends with the call opener
-	// (functionary v3.2's ">>>"), so the model's output starts after it.
-	PromptOpensCall bool `json:"prompt_opens_call,omitempty"`
+	// PromptTail is the end of the generation prompt that is already part
+	// of the call syntax (functionary v3.2's ">>>", gpt-oss's
+	// "<|start|>assistant"): the model's output continues it, so
+	// NewOutputParser feeds it to the parser first. "" for most templates.
+	PromptTail string `json:"prompt_tail,omitempty"`
 	// ThinkOpen: the generation prompt itself opens a reasoning block.
 	ThinkOpen bool `json:"think_open"`
 	// GenerationPrompt is what the generation prompt appends after the
@@ -121,10 +123,6 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 		if after := firstPiece(c.one[c.oneEnd:]); specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
 			res.Stop = append(res.Stop, after)
 		}
-		if open := res.Syntax.CallOpen; open != "" && catErr == nil && strings.HasSuffix(strings.TrimSpace(catalog), open) {
-			res.PromptOpensCall = true
-			res.Notes = append(res.Notes, fmt.Sprintf("the generation prompt ends with the call opener %q: feed it to the parser before the output", open))
-		}
 		res.Format = builtinFormat(res.Syntax)
 		if res.Format == "" {
 			if err := res.Syntax.Validate(); err != nil {
@@ -139,6 +137,11 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	}
 	res.Syntax.ReasoningOpen, res.Syntax.ReasoningClose = open, close
 	res.Syntax.Stop = res.Stop
+	if res.WritesCalls && catErr == nil {
+		if one, err := rs.get(probeCallName(1, StyleNamed(res.Style))); err == nil {
+			res.PromptTail = learnPromptTail(res, catalog, one)
+		}
+	}
 	return res, nil
 }
 

@@ -32,6 +32,9 @@ func (r Result) Describe() []Field {
 		}
 	}
 	add("reasoning", markerPair(r.Syntax.ReasoningOpen, r.Syntax.ReasoningClose))
+	if r.PromptTail != "" {
+		add("generation prompt ends in the call syntax", strconv.Quote(r.PromptTail))
+	}
 	if r.ThinkOpen {
 		add("generation prompt opens reasoning", "yes")
 	}

@@ -42,13 +42,20 @@
 //	func Template(t *templates.Jinja, now time.Time, extra map[string]json.RawMessage) (Result, error)
 //	func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error)
 //	func (r Result) NewParser(opts parse.Options) (*parse.Parser, error)
+//	func (r Result) NewOutputParser(opts parse.Options) (*OutputParser, error)
+//	func Prime(p *parse.Parser, tail string) *OutputParser
+//	func PromptTail(prompt, callRender, user string, newParser func() (*parse.Parser, error), tool string) string
 //	func (r Result) Describe() []Field
 //
 // A Result says whether the template renders the catalog and calls,
 // whether it renders parallel calls, the built-in format (hermes,
 // qwen3-coder, mistral, json, harmony, glm45, glm4, xml, pythonic) or the
 // derived Syntax, the reasoning markers (and whether the generation prompt
-// opens reasoning), the stop strings, and notes on what could not be
-// derived. Family makes a loaded template a templates.Family whose native
+// opens reasoning), the prompt tail (the end of the generation prompt that
+// is already call syntax, such as functionary v3.2's ">>>"), the stop
+// strings, and notes on what could not be derived. NewParser reads a whole
+// turn; NewOutputParser reads the model's output after the generation
+// prompt, fed the prompt tail first (the tail never shows in text, and
+// offsets and Raw are the output's own). Family makes a loaded template a templates.Family whose native
 // format is its own call syntax.
 package derive

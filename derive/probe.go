@@ -99,6 +99,16 @@ var Styles = []Style{
 	{Name: "openai", StringArguments: true, Content: `null`},
 }
 
+// StyleNamed returns the input style of that name (the first when none is).
+func StyleNamed(name string) Style {
+	for _, s := range Styles {
+		if s.Name == name {
+			return s
+		}
+	}
+	return Styles[0]
+}
+
 // Call is one tool call of a probe or round-trip message.
 type Call struct {
 	ID, Name  string

@@ -102,7 +102,7 @@ func (t *tally) roundTripTemplate(r Renderer, tok Tokens, tools []chat.Tool) str
 // roundTrip renders the first n round-trip calls in the derived input
 // style and parses the assistant turn back; "ok" or "failed: why".
 func roundTrip(r Renderer, res Result, tools []chat.Tool, n int) string {
-	style := styleNamed(res.Style)
+	style := StyleNamed(res.Style)
 	full, err := r.Render(roundTripRequest(style, n))
 	if err != nil {
 		return "failed: render: " + oneLine(err)
@@ -161,30 +161,31 @@ func parseTurn(p *parse.Parser, turn string, chunk int) ([]chat.ToolCall, []stri
 			problems = append(problems, ev.Err.Error())
 		}
 	}
-	for rest := turn; rest != ""; {
-		n := len(rest)
-		if chunk > 0 && chunk < n {
-			n = chunk
-			for n < len(rest) && !utf8.RuneStart(rest[n]) {
-				n++
-			}
-		}
-		p.Feed(rest[:n], emit)
-		rest = rest[n:]
+	for _, piece := range chunks(turn, chunk) {
+		p.Feed(piece, emit)
 	}
 	p.Close(emit)
 	return calls, problems
 }
 
-func roundTripRequest(s Style, n int) Request {
-	return Request{Messages: messages(userMessage(), string(AssistantCalls(s, roundTripCalls[:n]))), Tools: json.RawMessage(roundTripTools)}
+// chunks cuts s into pieces of about n bytes at rune boundaries (n <= 0:
+// one piece).
+func chunks(s string, n int) []string {
+	var out []string
+	for s != "" {
+		k := len(s)
+		if n > 0 && n < k {
+			k = n
+			for k < len(s) && !utf8.RuneStart(s[k]) {
+				k++
+			}
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
 }
 
-func styleNamed(name string) Style {
-	for _, s := range Styles {
-		if s.Name == name {
-			return s
-		}
-	}
-	return Styles[0]
+func roundTripRequest(s Style, n int) Request {
+	return Request{Messages: messages(userMessage(), string(AssistantCalls(s, roundTripCalls[:n]))), Tools: json.RawMessage(roundTripTools)}
 }

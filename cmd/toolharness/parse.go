@@ -44,8 +44,11 @@ Anthropic shape, overriding --tools; other fields ignored), each output line is
 A bad input line gives an "input" error on its output line; the batch goes on.
 
 --chat-template FILE derives the call syntax from the model's own chat template (as 'templates inspect'
-shows it) and parses in it: the built-in format it matches, else the derived syntax; --think-open is
-implied when the template's generation prompt opens a reasoning block.
+shows it) and parses in it: the built-in format it matches, else the derived syntax. The input is then
+the model's output after the generation prompt (what a server returns for a prompt the template
+rendered): --think-open is implied when the generation prompt opens a reasoning block, and when it ends
+inside the call syntax (functionary v3.2's ">>>", gpt-oss's "<|start|>assistant") the output is parsed
+as if that tail preceded it; the tail is never content, and offsets are the output's own.
 
 Formats: ` + strings.Join(parse.Formats(), ", ") + `
 
@@ -55,7 +58,8 @@ Examples:
    toolharness parse --tools builtin:fs < raw.txt
    toolharness parse --format hermes --think-open < qwen3-thinking-output.txt
    toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl
-   toolharness parse --chat-template glm-4.5.jinja --tools tools.json < glm-output.txt`,
+   toolharness parse --chat-template glm-4.5.jinja --tools tools.json < glm-output.txt
+   printf 'get_weather\n{"city": "Paris"}' | toolharness parse --chat-template functionary-medium-v3.2.jinja`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
 			&cli.StringSliceFlag{Name: "tools", Usage: "tools: a catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape) or builtin:fs, builtin:bash; comma-separated or repeated"},
@@ -167,11 +171,19 @@ func eventToLine(e parse.Event) eventLine {
 
 // parserFactory makes a parser for given options: a named format's, or
 // one for the call syntax derived from a chat template (--chat-template).
-type parserFactory func(parse.Options) (*parse.Parser, error)
+type parserFactory func(parse.Options) (eventParser, error)
+
+// eventParser is what the command needs of a parser: a parse.Parser, or
+// derive's OutputParser primed with the generation prompt's tail.
+type eventParser interface {
+	Feed(chunk string, emit func(parse.Event))
+	Close(emit func(parse.Event))
+	Reset()
+}
 
 // formatParsers is the factory of a named format.
 func formatParsers(format string) parserFactory {
-	return func(o parse.Options) (*parse.Parser, error) { return parse.New(format, o) }
+	return func(o parse.Options) (eventParser, error) { return parse.New(format, o) }
 }
 
 func parseStream(r io.Reader, w io.Writer, newParser parserFactory, opts parse.Options, chunk int) error {
@@ -236,7 +248,7 @@ type (
 // tools value, since records of one corpus usually share a catalog.
 func parseBatch(r io.Reader, w io.Writer, newParser parserFactory, opts parse.Options) error {
 	br := bufio.NewReaderSize(r, 1<<20)
-	parsers := map[string]*parse.Parser{}
+	parsers := map[string]eventParser{}
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -253,7 +265,7 @@ func parseBatch(r io.Reader, w io.Writer, newParser parserFactory, opts parse.Op
 	}
 }
 
-func batchRecord(line []byte, lineNo int, newParser parserFactory, opts parse.Options, parsers map[string]*parse.Parser) batchOut {
+func batchRecord(line []byte, lineNo int, newParser parserFactory, opts parse.Options, parsers map[string]eventParser) batchOut {
 	out := batchOut{ID: json.RawMessage("null"), Calls: []batchCall{}, Errors: []*errorLine{}}
 	fail := func(msg string) batchOut {
 		out.Errors = append(out.Errors, &errorLine{Kind: parse.KindInput, Message: fmt.Sprintf("line %d: %s", lineNo, msg)})

@@ -27,7 +27,10 @@ folder, or a .gguf file (its tokenizer.chat_template and BOS/EOS tokens). The te
 no tools and tools, one call and two, a turn with reasoning — and the renders are diffed to learn where
 the catalog goes, how a call is written, the reasoning markers and the end-of-turn strings. When the
 call syntax is one a built-in format parses, that format is named; otherwise the derived syntax is
-printed, and 'toolharness parse --chat-template FILE' parses model output in it.
+printed, and 'toolharness parse --chat-template FILE' parses model output in it. When the generation
+prompt ends inside the call syntax (functionary v3.2's ">>>", gpt-oss's "<|start|>assistant"), that
+tail is shown ("generation prompt ends in the call syntax"; prompt_tail in --json): parse feeds it to
+the parser before the model's output.
 
 Examples:
    toolharness templates inspect chat_template.jinja
@@ -128,8 +131,10 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := res.NewParser(parse.Options{}); err != nil {
+	if _, err := res.NewOutputParser(parse.Options{}); err != nil {
 		return nil, false, fmt.Errorf("parse: %s: %w", path, err)
 	}
-	return res.NewParser, thinkOpen || res.ThinkOpen, nil
+	// The input is the output after the generation prompt.
+	newParser := func(o parse.Options) (eventParser, error) { return res.NewOutputParser(o) }
+	return newParser, thinkOpen || res.ThinkOpen, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,76 @@ func TestParseChatTemplate(t *testing.T) {
 	}
 }
 
+// TestParseChatTemplatePromptTail: parse --chat-template reads its input as
+// the output after the generation prompt. Where that prompt ends inside the
+// call syntax (functionary v3.2's ">>>"), a call is found at offset 0 and
+// an answer on the content channel is text byte for byte, the tail in no
+// event.
+func TestParseChatTemplatePromptTail(t *testing.T) {
+	tools := writeFile(t, "tools.json", `[{"type":"function","function":{"name":"lookup","parameters":{"type":"object",`+
+		`"properties":{"city":{"type":"string"}}}}}]`)
+	tmpl := filepath.Join(conformanceTemplates, "meetkai-functionary-medium-v3.2.jinja")
+	for _, tc := range []struct{ in, want string }{
+		{"lookup\n{\"city\": \"Paris\"}", `{"type":"call_start","id":"call_0","name":"lookup","offset":0}` + "\n" +
+			`{"type":"call","id":"call_0","name":"lookup","arguments":{"city":"Paris"},"repairs":[],"offset":0}`},
+		{"all\nIt is sunny.", `{"type":"text","text":"all\nIt is sunny."}`},
+	} {
+		for _, chunk := range []string{"0", "1"} {
+			out, stderr, code := runCLI(t, tc.in, "parse", "--chat-template", tmpl, "--tools", tools, "--chunk", chunk)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := joinTextLines(t, out); got != tc.want {
+				t.Errorf("%q, --chunk %s:\n%s\nwant\n%s", tc.in, chunk, got, tc.want)
+			}
+		}
+	}
+	// Batch mode reuses one parser: every record is primed.
+	rec := `{"id":%d,"raw":"lookup\n{\"city\": \"Paris\"}"}` + "\n"
+	out, stderr, code := runCLI(t, fmt.Sprintf(rec+rec, 1, 2), "parse", "--chat-template", tmpl, "--tools", tools, "--jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		want := fmt.Sprintf(`{"id":%d,"calls":[{"id":"call_0","name":"lookup","arguments":{"city":"Paris"},"repairs":[]}],"content":"","errors":[]}`, i+1)
+		if line != want {
+			t.Errorf("--jsonl record %d: %s, want %s", i+1, line, want)
+		}
+	}
+}
+
+// joinTextLines merges adjacent text events (their split depends on the
+// chunking) and returns the event lines.
+func joinTextLines(t *testing.T, out string) string {
+	t.Helper()
+	var lines []string
+	text, inText := "", false
+	flush := func() {
+		if inText {
+			b, _ := json.Marshal(struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}{"text", text})
+			lines = append(lines, string(b))
+			text, inText = "", false
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev struct{ Type, Text string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if ev.Type == "text" {
+			text, inText = text+ev.Text, true
+			continue
+		}
+		flush()
+		lines = append(lines, line)
+	}
+	flush()
+	return strings.Join(lines, "\n")
+}
+
 // TestTemplatesInspectGGUF reads the chat template out of a GGUF file (the
 // test Ollama's tiny model carrying LFM2's template) and from stdin.
 func TestTemplatesInspectGGUF(t *testing.T) {
@@ -139,12 +210,6 @@ func TestParseChatTemplateSuite(t *testing.T) {
 	if err != nil || err2 != nil || len(files) < 70 {
 		t.Fatalf("suite templates: %v %v (%d)", err, err2, len(files))
 	}
-	// knownOutputGaps: output after the generation prompt that the parser
-	// does not read yet (asserted, so a fix shows here). gpt-oss's prompt
-	// ends "<|start|>assistant" and the template's calls go on with a bare
-	// " to=functions.NAME<|channel|>…": the harmony parser reads that
-	// header only after "<|start|>assistant".
-	knownOutputGaps := map[string]bool{"openai-gpt-oss-120b.jinja": true}
 	toolsFile := writeFile(t, "tools.json", suiteTools)
 	parsed := 0
 	for _, f := range files {
@@ -171,8 +236,10 @@ func TestParseChatTemplateSuite(t *testing.T) {
 			continue
 		}
 		got, out = parseCLICalls(t, output, f, toolsFile)
-		if d := cmp.Diff(want, got); (d != "") != knownOutputGaps[name] {
-			t.Errorf("%s (%s): output's calls, known gap %v (-want +got):\n%s\ninput %q\noutput %s", name, res.FormatName(), knownOutputGaps[name], d, output, out)
+		// The output is what follows the generation prompt: functionary
+		// v3.2's starts after ">>>", gpt-oss's after "<|start|>assistant".
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s (%s): output's calls (-want +got):\n%s\ninput %q\noutput %s", name, res.FormatName(), d, output, out)
 			continue
 		}
 		parsed++
@@ -193,9 +260,9 @@ var suiteCalls = []derive.Call{{ID: "abcDEF123", Name: "lookup", Arguments: json
 
 // suiteTurn renders two calls (one where the template renders one) and
 // returns the assistant turn from its header on, what a model writes after
-// the generation prompt (the reasoning the prompt opened closed first, the
-// call opener the prompt ends with put back, as the derivation's note
-// says), and the calls as "name {args}".
+// the generation prompt (the reasoning the prompt opened closed first; the
+// part of the call syntax the prompt ends with is the parser's to supply),
+// and the calls as "name {args}".
 func suiteTurn(tmpl *templates.Jinja, res derive.Result) (turn, output string, want []string, err error) {
 	n := 1
 	if res.Parallel {
@@ -225,9 +292,6 @@ func suiteTurn(tmpl *templates.Jinja, res derive.Result) (turn, output string, w
 	output = derive.Tail(prompt, full)
 	if res.ThinkOpen {
 		output = "Let me look.\n" + res.Syntax.ReasoningClose + "\n\n" + strings.TrimPrefix(output, res.Syntax.ReasoningClose)
-	}
-	if res.PromptOpensCall {
-		output = res.Syntax.CallOpen + output
 	}
 	for _, c := range suiteCalls[:n] {
 		var v any
