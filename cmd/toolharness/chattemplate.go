@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/backend/llamacpp"
+	"github.com/toolharness/toolharness/derive"
 	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/templates"
 	"github.com/toolharness/toolharness/templates/ollamatmpl"
@@ -68,6 +69,24 @@ func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
 		}
 	}
 	return f, nil
+}
+
+// withOwnCalls gives a loaded template outside the built-in families the
+// call syntax derived from it as its native format, so that the template
+// itself writes the catalog and the calls (as transformers would render
+// it) instead of the prompted default format's text; agent.NewRenderer
+// does the same for run, chat and bench. A built-in family, or a template
+// that writes no calls, is returned as it is.
+func withOwnCalls(f templates.Family) (templates.Family, error) {
+	j := f.Jinja()
+	if j == nil || f.NativeFormat != "" {
+		return f, nil
+	}
+	res, err := derive.Template(j, time.Time{}, nil)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	return derive.Adopt(f, res), nil
 }
 
 // commandFamily resolves the template flags, else asks the server about
@@ -181,6 +200,9 @@ func llamacppFamily(ctx context.Context, srv serverRef, tools bool, errw io.Writ
 // showLoadedTemplate is templates show --chat-template FILE.
 func showLoadedTemplate(c *cli.Context) error {
 	f, err := flagFamily(c, true, c.App.ErrWriter)
+	if err == nil {
+		f, err = withOwnCalls(f)
+	}
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,10 @@ func TestCLIConventions(t *testing.T) {
 	conv := `[{"role":"user","content":"hi"}]`
 	convFile := file("conv.json", conv)
 	missing := filepath.Join(dir, "missing.json")
+	notGGUF := file("model.gguf", "<html>404 Not Found</html>\n")
+	convAsTemplate := file("messages.json", conv)
+	binTemplate := file("model.jinja", "\x00\x01GGUX\xff\xfe")
+	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
 	model := []string{"--host", dead, "--model", "m"}
 
@@ -140,6 +144,21 @@ func TestCLIConventions(t *testing.T) {
 		{name: "README chat, no model", args: []string{"chat", "--host", dead, "--tools", "builtin:fs"}, stdin: "list the files\n", code: 1, stderr: "chat: --model is required (or TOOLHARNESS_MODEL)"},
 		{name: "README run, trace dir missing", args: append(append([]string{"run"}, model...), "--trace", filepath.Join(dir, "no", "such", "t.jsonl"), "hi"), code: 1,
 			stderr: "run: --trace " + filepath.Join(dir, "no", "such", "t.jsonl") + ": no directory " + filepath.Join(dir, "no", "such")},
+
+		// --chat-template FILE: a file that is no template is an error, never
+		// rendered as literal template text.
+		{name: "templates inspect .gguf that is not one", args: []string{"templates", "inspect", notGGUF}, code: 1,
+			stderr: "source: " + notGGUF + " is not a GGUF file (it does not start with the GGUF magic)"},
+		{name: "render --chat-template .gguf that is not one", args: []string{"render", "--chat-template", notGGUF, "--messages", convFile}, code: 1,
+			stderr: "--chat-template: source: " + notGGUF + " is not a GGUF file"},
+		{name: "render --chat-template messages.json", args: []string{"render", "--chat-template", convAsTemplate, "--messages", convFile}, code: 1,
+			stderr: "--chat-template: source: " + convAsTemplate + " is not a tokenizer_config.json or chat_template.json (not a JSON object)"},
+		{name: "parse --chat-template binary", args: []string{"parse", "--chat-template", binTemplate, raw}, code: 1,
+			stderr: "parse: --chat-template: source: " + binTemplate + " is binary, not a chat template"},
+		{name: "render --chat-template - binary", args: []string{"render", "--chat-template", "-", "--messages", convFile}, stdin: "\x00\x01\x02", code: 1,
+			stderr: "--chat-template: source: standard input is binary, not a chat template"},
+		// A model's own template writes its calls in its own syntax.
+		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
 
 		// Usage errors: one line, a hint, no help dump.
 		{name: "unknown flag", args: []string{"run", "--hostx", dead}, code: 1, stderr: "run: unknown flag --hostx (see toolharness run --help)"},

@@ -72,6 +72,9 @@ Examples:
 			case errors.Is(err, templates.ErrUnknownFamily):
 				return usageError(c, "--template %q: want one of %s", c.String("template"), strings.Join(templates.Names(), ", "))
 			}
+			if err == nil && c.String("format") == "" {
+				fam, err = withOwnCalls(fam)
+			}
 			if err != nil {
 				return err
 			}

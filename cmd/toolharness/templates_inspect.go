@@ -122,7 +122,7 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 	}
 	tmpl, err := loadChatTemplateFile(path, nil)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("parse: --chat-template: %w", err)
 	}
 	res, err := derive.Template(tmpl, time.Now(), nil)
 	if err != nil {
