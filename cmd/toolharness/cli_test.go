@@ -127,7 +127,8 @@ func TestCLIConventions(t *testing.T) {
 		{name: "render --template nope", args: []string{"render", "--template", "nope", "--messages", convFile}, code: 1, stderr: `render: --template "nope": want one of `},
 		{name: "render --now bad", args: []string{"render", "--template", "qwen2.5", "--messages", convFile, "--now", "yesterday"}, code: 1, stderr: `render: --now "yesterday" is neither RFC3339`},
 		{name: "templates detect --file -", args: []string{"templates", "detect", "--file", "-"}, stdin: "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}", code: 0, stdout: "family: "},
-		{name: "templates show extra", args: []string{"templates", "show", "qwen3", "x"}, code: 1, stderr: "templates show: give one family name"},
+		{name: "templates show extra", args: []string{"templates", "show", "qwen3", "x"}, code: 1, stderr: `templates show: unexpected argument "x" (see toolharness templates show --help)`},
+		{name: "templates show no family", args: []string{"templates", "show"}, code: 1, stderr: "templates show: give one family name"},
 		{name: "bench import-bfcl -", args: []string{"bench", "import-bfcl", "-"}, stdin: firstLine(t, "../../testdata/bench/bfcl_v1_sample.jsonl"), code: 0, stdout: `"cases"`},
 		{name: "bench corpus empty", args: []string{"bench", "corpus", "--in", empty}, code: 0, stdout: "model  n  errors  strict fail"},
 		{name: "version extra", args: []string{"version", "x"}, code: 1, stderr: `version: unexpected argument "x" (see toolharness version --help)`},
@@ -159,6 +160,20 @@ func TestCLIConventions(t *testing.T) {
 			stderr: "--chat-template: source: standard input is binary, not a chat template"},
 		// A model's own template writes its calls in its own syntax.
 		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
+
+		// templates verify: one line for a dead server; -m is --model elsewhere.
+		{name: "templates verify dead", args: []string{"templates", "verify", "--host", dead, "--template", "qwen2.5", "--messages", convFile}, code: 1,
+			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
+		{name: "templates verify dead, own template", args: []string{"templates", "verify", "--host", dead, "--messages", convFile}, code: 1,
+			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
+		{name: "templates verify -m is not --messages", args: []string{"templates", "verify", "--host", dead, "--template", "qwen2.5", "-m", convFile}, code: 1,
+			stderr: "templates verify: unknown flag --m (see toolharness templates verify --help)"},
+		{name: "flag after the arguments", args: []string{"parse", raw, "--format", "hermes"}, code: 1,
+			stderr: `parse: unexpected argument "--format": flags go before the arguments (see toolharness parse --help)`},
+		{name: "flag after the template file", args: []string{"templates", "inspect", glm, "--json"}, code: 1,
+			stderr: `templates inspect: unexpected argument "--json": flags go before the arguments`},
+		{name: "flag after the family", args: []string{"templates", "show", "qwen3", "--json"}, code: 1,
+			stderr: `templates show: unexpected argument "--json": flags go before the arguments`},
 
 		// Usage errors: one line, a hint, no help dump.
 		{name: "unknown flag", args: []string{"run", "--hostx", dead}, code: 1, stderr: "run: unknown flag --hostx (see toolharness run --help)"},

@@ -143,7 +143,7 @@ func withConventions(cmds []*cli.Command) {
 		takesArgs := cmd.ArgsUsage != ""
 		cmd.Action = func(c *cli.Context) error {
 			if !takesArgs && c.NArg() > 0 {
-				return usageError(c, "unexpected argument %q", c.Args().First())
+				return unexpectedArg(c, c.Args().First())
 			}
 			for _, name := range required {
 				if !c.IsSet(name) {
@@ -193,9 +193,19 @@ func unknownSubcommand(c *cli.Context) error {
 // maxArgs refuses more than n positional arguments.
 func maxArgs(c *cli.Context, n int) error {
 	if c.NArg() > n {
-		return usageError(c, "unexpected argument %q", c.Args().Get(n))
+		return unexpectedArg(c, c.Args().Get(n))
 	}
 	return nil
+}
+
+// unexpectedArg refuses a positional argument; one that looks like a flag
+// came after the arguments, where flag parsing has stopped (the Go
+// convention urfave/cli follows), so the message says where it goes.
+func unexpectedArg(c *cli.Context, arg string) error {
+	if len(arg) > 1 && arg[0] == '-' {
+		return usageError(c, "unexpected argument %q: flags go before the arguments", arg)
+	}
+	return usageError(c, "unexpected argument %q", arg)
 }
 
 // nonNegative checks that the named int, float and duration flags are not

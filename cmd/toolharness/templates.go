@@ -79,6 +79,9 @@ Examples:
 					if c.String("chat-template") != "" {
 						return showLoadedTemplate(c)
 					}
+					if err := maxArgs(c, 1); err != nil {
+						return err
+					}
 					if c.NArg() != 1 {
 						return usageError(c, "give one family name (%s)", strings.Join(templates.Names(), ", "))
 					}

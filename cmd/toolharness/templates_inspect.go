@@ -35,6 +35,9 @@ Examples:
    toolharness templates inspect model.gguf`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}},
 		Action: func(c *cli.Context) error {
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
 			if c.NArg() != 1 {
 				return usageError(c, "give one template file (.jinja, -, tokenizer_config.json, a model folder or .gguf)")
 			}
