@@ -58,6 +58,8 @@ func TestCLIConventions(t *testing.T) {
 	notGGUF := file("model.gguf", "<html>404 Not Found</html>\n")
 	convAsTemplate := file("messages.json", conv)
 	binTemplate := file("model.jinja", "\x00\x01GGUX\xff\xfe")
+	nameNumber := file("namenumber.json", `[{"name":7}]`)
+	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
 	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
 	model := []string{"--host", dead, "--model", "m"}
@@ -161,6 +163,13 @@ func TestCLIConventions(t *testing.T) {
 		// A model's own template writes its calls in its own syntax.
 		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
 
+		// Catalog errors name the file's fields, not Go types.
+		{name: "tools list name is a number", args: []string{"tools", "list", "--tools", nameNumber}, code: 1,
+			stderr: nameNumber + `: tool 1: "name" is a number, want a string`},
+		{name: "tools list tools is a number", args: []string{"tools", "list", "--tools", toolsNumber}, code: 1,
+			stderr: toolsNumber + `: tools: "tools" is a number, want a list`},
+		{name: "tools lint finds every error", args: []string{"tools", "lint", "--tools", nameNumber}, code: 1, stdout: "tool 1", stderr: "tools lint: 1 error(s)"},
+
 		// templates verify: one line for a dead server; -m is --model elsewhere.
 		{name: "templates verify dead", args: []string{"templates", "verify", "--host", dead, "--template", "qwen2.5", "--messages", convFile}, code: 1,
 			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
@@ -212,7 +221,7 @@ func TestCLIConventions(t *testing.T) {
 			if !strings.HasPrefix(last, "toolharness: "+tt.stderr) {
 				t.Errorf("stderr:\n%s\nwant it to start with:\ntoolharness: %s", last, tt.stderr)
 			}
-			if strings.Contains(stderr, "main.") || strings.Contains(stderr, "chat: tools[") || strings.Contains(stderr, "Incorrect Usage") {
+			if strings.Contains(stderr, "Go struct") || strings.Contains(stderr, "main.") || strings.Contains(stderr, "chat: tools[") || strings.Contains(stderr, "Incorrect Usage") {
 				t.Errorf("Go internals or a help dump in the message: %s", stderr)
 			}
 		})

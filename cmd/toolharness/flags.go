@@ -375,6 +375,8 @@ var (
 	packagePrefix = regexp.MustCompile(`(^|: )chat: `)
 	toolIndex     = regexp.MustCompile(`\btools\[(\d+)\]: `)
 	noName        = regexp.MustCompile(`tool (\d+): tool without a name.*$`)
+	// jsonType is encoding/json's type mismatch, which names Go structs.
+	jsonType = regexp.MustCompile(`(?:tool: )?json: cannot unmarshal (\w+) into Go (?:struct field \w*\.|value of type )(\S+)(?: of type (\S+))?`)
 )
 
 // userMessage rewrites package chat's error wording for someone who wrote
@@ -386,5 +388,29 @@ func userMessage(err error) string {
 		fmt.Sscanf(toolIndex.FindStringSubmatch(m)[1], "%d", &i)
 		return fmt.Sprintf("tool %d: ", i+1)
 	})
-	return noName.ReplaceAllString(msg, "tool $1 has no name")
+	msg = noName.ReplaceAllString(msg, "tool $1 has no name")
+	return jsonType.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := jsonType.FindStringSubmatch(m)
+		if sub[3] == "" { // "into Go value of type T": no field name
+			return fmt.Sprintf("a JSON %s where %s was expected", sub[1], goTypeWords(sub[2]))
+		}
+		return fmt.Sprintf("%q is a %s, want %s", sub[2], sub[1], goTypeWords(sub[3]))
+	})
+}
+
+// goTypeWords says a Go type as JSON: "string" → "a string".
+func goTypeWords(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map[") || strings.Contains(t, "."):
+		return "an object"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "float") || strings.HasPrefix(t, "uint"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	}
+	return "a " + t
 }
