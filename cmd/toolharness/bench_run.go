@@ -240,6 +240,14 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 	}
 	if t := c.String("template"); t != "" {
 		d.Template = func(context.Context, string, string) (string, error) { return t, nil }
+	} else if c.String("chat-template") != "" {
+		// One template for every model: load it once, before any case
+		// runs, so that a bad file is one error and not one per case.
+		fam, err := commandFamily(ctx, c, c.String("backend"), "", "", true, c.App.ErrWriter)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", commandPath(c), err)
+		}
+		d.Family = func(context.Context, string, string) (templates.Family, error) { return fam, nil }
 	} else {
 		kind, errw := c.String("backend"), c.App.ErrWriter
 		d.Family = func(ctx context.Context, endpoint, model string) (templates.Family, error) {

@@ -170,6 +170,14 @@ func TestCLIConventions(t *testing.T) {
 			stderr: toolsNumber + `: tools: "tools" is a number, want a list`},
 		{name: "tools lint finds every error", args: []string{"tools", "lint", "--tools", nameNumber}, code: 1, stdout: "tool 1", stderr: "tools lint: 1 error(s)"},
 
+		// bench run and compare load --chat-template once, before any case.
+		{name: "bench run --chat-template not a GGUF", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", notGGUF, "--out", filepath.Join(dir, "ct1")}, code: 1,
+			stderr: "bench run: --chat-template: source: " + notGGUF + " is not a GGUF file"},
+		{name: "bench run --chat-template -", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", "-", "--out", filepath.Join(dir, "ct2")}, code: 1,
+			stderr: "bench run: --chat-template -: this command cannot read the template from standard input; give a file"},
+		{name: "compare --chat-template not a GGUF", args: []string{"compare", "--host", dead, "--model", "x", "--chat-template", notGGUF, "--out", filepath.Join(dir, "ct3")}, code: 1,
+			stderr: "compare: --chat-template: source: " + notGGUF + " is not a GGUF file"},
+
 		// templates verify: one line for a dead server; -m is --model elsewhere.
 		{name: "templates verify dead", args: []string{"templates", "verify", "--host", dead, "--template", "qwen2.5", "--messages", convFile}, code: 1,
 			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
