@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/internal/reach/reachtest"
 )
 
@@ -40,6 +41,9 @@ func TestCLIConventions(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -60,6 +64,8 @@ func TestCLIConventions(t *testing.T) {
 	binTemplate := file("model.jinja", "\x00\x01GGUX\xff\xfe")
 	nameNumber := file("namenumber.json", `[{"name":7}]`)
 	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
+	qwenFolder := file("qwen3/chat_template.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
+	ggufQwen3Tokens := ggufWithTemplate(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
 	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
 	model := []string{"--host", dead, "--model", "m"}
@@ -160,6 +166,8 @@ func TestCLIConventions(t *testing.T) {
 			stderr: "parse: --chat-template: source: " + binTemplate + " is binary, not a chat template"},
 		{name: "render --chat-template - binary", args: []string{"render", "--chat-template", "-", "--messages", convFile}, stdin: "\x00\x01\x02", code: 1,
 			stderr: "--chat-template: source: standard input is binary, not a chat template"},
+		{name: "templates detect a .gguf", args: []string{"templates", "detect", "--file", ggufQwen3Tokens}, code: 1, stdout: "unknown: ", stderr: "templates: template not recognised"},
+		{name: "templates detect a folder", args: []string{"templates", "detect", "--file", filepath.Dir(qwenFolder)}, code: 0, stdout: "family: qwen3\n"},
 		// A model's own template writes its calls in its own syntax.
 		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
 
@@ -234,6 +242,28 @@ func TestCLIConventions(t *testing.T) {
 			}
 		})
 	}
+}
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// ggufWithTemplate writes the test Ollama's tiny GGUF with a chat template
+// that is no family's; its ChatML control tokens are in the vocabulary.
+func ggufWithTemplate(t *testing.T, dir, chatTemplate string) string {
+	t.Helper()
+	spec := ollamatest.DefaultSpec()
+	spec.ChatTemplate = chatTemplate
+	p := filepath.Join(dir, "tiny.gguf")
+	if err := ollamatest.WriteModel(p, spec); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func firstLine(t *testing.T, path string) string {

@@ -74,6 +74,14 @@ func Load(path string, o Options) (Template, error) {
 		return Template{}, err
 	}
 	t, err := fromText(path, data, o)
+	if errors.Is(err, ErrNoTemplate) && filepath.Base(path) == "tokenizer_config.json" {
+		// transformers' newer layout keeps the template beside the
+		// config, in chat_template.jinja (or chat_template.json): the
+		// folder is what the config belongs to.
+		if dt, derr := FromDir(filepath.Dir(path), o); derr == nil {
+			return dt, nil
+		}
+	}
 	if err != nil {
 		return Template{}, err
 	}
