@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -166,11 +167,17 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	if c.String("chat-template") == "-" {
 		return nil, usageError(c, "--chat-template -: this command cannot read the template from standard input (it reads messages there); give a file")
 	}
-	fam, ferr := flagFamily(c, hasTools, errw)
+	// What the template is is said once the server answers: a dead
+	// server is then the only line.
+	var note bytes.Buffer
+	fam, ferr := flagFamily(c, hasTools, &note)
 	if ferr != nil && !errors.Is(ferr, errNoTemplateFlags) {
 		return nil, ferr
 	}
 	if err := reach.Probe(ctx, kind, host, probeTimeout); err != nil {
+		return nil, err
+	}
+	if _, err := errw.Write(note.Bytes()); err != nil {
 		return nil, err
 	}
 	if ferr != nil {

@@ -66,6 +66,7 @@ func TestCLIConventions(t *testing.T) {
 	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
 	qwenFolder := file("qwen3/chat_template.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
 	ggufQwen3Tokens := ggufWithTemplate(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
+	raises := file("raises.jinja", `{{ raise_exception("roles must alternate user/assistant") }}`)
 	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
 	model := []string{"--host", dead, "--model", "m"}
@@ -168,6 +169,10 @@ func TestCLIConventions(t *testing.T) {
 			stderr: "--chat-template: source: standard input is binary, not a chat template"},
 		{name: "templates detect a .gguf", args: []string{"templates", "detect", "--file", ggufQwen3Tokens}, code: 1, stdout: "unknown: ", stderr: "templates: template not recognised"},
 		{name: "templates detect a folder", args: []string{"templates", "detect", "--file", filepath.Dir(qwenFolder)}, code: 0, stdout: "family: qwen3\n"},
+		// A loaded template's note does not make a failure two lines.
+		{name: "run --chat-template, dead server", args: append(append([]string{"run"}, model...), "--chat-template", glm, "hi"), code: 1, stderr: "run: " + unreachable},
+		{name: "render --chat-template that raises", args: []string{"render", "--chat-template", raises, "--messages", convFile}, code: 1,
+			stderr: "derive: the template renders no probe conversation: templates: raises: roles must alternate user/assistant"},
 		// A model's own template writes its calls in its own syntax.
 		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,7 +66,10 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fam, err := flagFamily(c, tools != nil, c.App.ErrWriter)
+			// What the template is goes to stderr with the prompt; a
+			// failure is its one line.
+			var note bytes.Buffer
+			fam, err := flagFamily(c, tools != nil, &note)
 			switch {
 			case errors.Is(err, errNoTemplateFlags):
 				return usageError(c, "pass --template FAMILY or --chat-template FILE")
@@ -89,6 +93,7 @@ Examples:
 				if err != nil {
 					return err
 				}
+				c.App.ErrWriter.Write(note.Bytes())
 				_, err = fmt.Fprint(c.App.Writer, p)
 				return err
 			case "chat":
@@ -96,6 +101,7 @@ Examples:
 				if err != nil {
 					return err
 				}
+				c.App.ErrWriter.Write(note.Bytes())
 				if msgs == nil {
 					msgs = []chat.Message{}
 				}
