@@ -173,6 +173,10 @@ func TestCLIConventions(t *testing.T) {
 		{name: "run --chat-template, dead server", args: append(append([]string{"run"}, model...), "--chat-template", glm, "hi"), code: 1, stderr: "run: " + unreachable},
 		{name: "render --chat-template that raises", args: []string{"render", "--chat-template", raises, "--messages", convFile}, code: 1,
 			stderr: "derive: the template renders no probe conversation: templates: raises: roles must alternate user/assistant"},
+		{name: "bench run --chat-template, dead server", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", glm, "--out", filepath.Join(dir, "ct4")}, code: 1,
+			stderr: "bench run: " + unreachable + "; nothing measured"},
+		{name: "templates verify --chat-template, dead server", args: []string{"templates", "verify", "--host", dead, "--chat-template", glm, "--messages", convFile}, code: 1,
+			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
 		// A model's own template writes its calls in its own syntax.
 		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
 

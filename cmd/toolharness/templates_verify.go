@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -89,7 +91,8 @@ func verifyAction(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	fam, err := verifyFamily(ctx, c, host, tools != nil)
+	var note bytes.Buffer
+	fam, err := verifyFamily(ctx, c, host, tools != nil, &note)
 	if err != nil {
 		return fmt.Errorf("templates verify: %w", err)
 	}
@@ -105,6 +108,7 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("templates verify: %s/apply-template: %w (is it a llama.cpp server?)", host, err)
 	}
+	c.App.ErrWriter.Write(note.Bytes())
 	res := compareRenderings(ours, theirs)
 	res.Template = fam.Name
 	if c.Bool("json") {
@@ -125,13 +129,13 @@ func verifyAction(c *cli.Context) error {
 // --chat-template, else the server's own (/props), as run finds it; a
 // loaded template outside the built-in families writes its own calls
 // unless --format names another format.
-func verifyFamily(ctx context.Context, c *cli.Context, host string, tools bool) (templates.Family, error) {
+func verifyFamily(ctx context.Context, c *cli.Context, host string, tools bool, note io.Writer) (templates.Family, error) {
 	if c.String("chat-template") == "-" {
 		return templates.Family{}, errors.New("--chat-template -: give a file")
 	}
-	fam, err := flagFamily(c, tools, c.App.ErrWriter)
+	fam, err := flagFamily(c, tools, note)
 	if errors.Is(err, errNoTemplateFlags) {
-		fam, err = llamacppFamily(ctx, serverRef{kind: "llamacpp", host: host, apiKey: c.String("api-key")}, tools, c.App.ErrWriter)
+		fam, err = llamacppFamily(ctx, serverRef{kind: "llamacpp", host: host, apiKey: c.String("api-key")}, tools, note)
 	}
 	if err == nil && c.String("format") == "" {
 		fam, err = withOwnCalls(fam)
