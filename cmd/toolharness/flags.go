@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/parse"
 	"github.com/toolharness/toolharness/render"
 )
 
@@ -250,6 +251,12 @@ func promptFormat(c *cli.Context, flag, value string) error {
 	if value == "auto" {
 		return usageError(c, "--%s auto: auto means guessing the format of a model's output and only applies to parsing; a prompt is written in one format (%s), or leave --%s out for the family's native one",
 			flag, strings.Join(render.Formats(), ", "), flag)
+	}
+	if slices.Contains(parse.Formats(), value) && !slices.Contains(render.Formats(), value) {
+		// glm4, glm45: read, never written by package render; a model
+		// template that writes them does so itself.
+		return usageError(c, "--%s %s: toolharness parses %s but does not write a prompt in it; leave --%s out and a template whose calls are %s (the model's own, or --chat-template) writes them itself, or pick one of %s",
+			flag, value, value, flag, value, strings.Join(render.Formats(), ", "))
 	}
 	return checkChoice(c, flag, value, render.Formats())
 }
