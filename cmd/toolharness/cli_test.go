@@ -181,6 +181,8 @@ func TestCLIConventions(t *testing.T) {
 			stderr: "bench run: " + unreachable + "; nothing measured"},
 		{name: "templates verify --chat-template, dead server", args: []string{"templates", "verify", "--host", dead, "--chat-template", glm, "--messages", convFile}, code: 1,
 			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
+		{name: "render --mode chat with an own template", args: []string{"render", "--mode", "chat", "--chat-template", glm, "--messages", convFile, "--tools", tools}, code: 0,
+			stdout: `"role":"system"`},
 		// A model's own template writes its calls in its own syntax.
 		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
 

@@ -76,7 +76,9 @@ Examples:
 			case errors.Is(err, templates.ErrUnknownFamily):
 				return usageError(c, "--template %q: want one of %s", c.String("template"), strings.Join(templates.Names(), ", "))
 			}
-			if err == nil && c.String("format") == "" {
+			// Raw mode: the template writes catalog and calls itself. Chat
+			// mode sends the catalog as text, in a format render writes.
+			if err == nil && c.String("format") == "" && c.String("mode") == "raw" {
 				fam, err = withOwnCalls(fam)
 			}
 			if err != nil {
