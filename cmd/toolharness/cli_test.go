@@ -66,6 +66,7 @@ func TestCLIConventions(t *testing.T) {
 	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
 	qwenFolder := file("qwen3/chat_template.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
 	ggufQwen3Tokens := ggufWithTemplate(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
+	noCalls := file("nocalls.jinja", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
 	raises := file("raises.jinja", `{{ raise_exception("roles must alternate user/assistant") }}`)
 	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
@@ -183,6 +184,8 @@ func TestCLIConventions(t *testing.T) {
 			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
 		{name: "render --mode chat with an own template", args: []string{"render", "--mode", "chat", "--chat-template", glm, "--messages", convFile, "--tools", tools}, code: 0,
 			stdout: `"role":"system"`},
+		{name: "parse --chat-template that writes no calls", args: []string{"parse", "--chat-template", noCalls, raw}, code: 1,
+			stderr: "parse: " + noCalls + ": derive: the template writes no tool calls"},
 		// A model's own template writes its calls in its own syntax.
 		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
 

@@ -132,7 +132,7 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 		return nil, false, err
 	}
 	if _, err := res.NewParser(parse.Options{}); err != nil {
-		return nil, false, fmt.Errorf("parse: %s: %w", path, err)
+		return nil, false, fmt.Errorf("parse: %s: %w; parse with --format F (or --format auto) instead", path, err)
 	}
 	return res.NewParser, thinkOpen || res.ThinkOpen, nil
 }
