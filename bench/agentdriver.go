@@ -78,6 +78,13 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 			return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
 		}
 		opts.Family = &fam
+		if format == "" && cell.Mode == string(backend.ModeChat) && fam.Jinja() != nil && fam.NativeFormat == "" {
+			// Chat mode sends the catalog as text, in a format package
+			// render writes (the family's default): the call syntax
+			// derived from a loaded template is written only by the
+			// template itself, in raw mode.
+			opts.Format = fam.DefaultFormat
+		}
 	} else {
 		tmpl, err := d.template(ctx, endpoint, cell.Model)
 		if err != nil {

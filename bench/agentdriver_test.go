@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/source"
 )
 
 // recordingBackend keeps every request and answers each with a fixed
@@ -143,5 +146,35 @@ func TestAgentDriverKeepsGenerationError(t *testing.T) {
 		if last.Verdict != VerdictError || last.Error == "" || !last.Final || last.Success {
 			t.Errorf("constrained %v: failed case recorded as %+v", constrained, last)
 		}
+	}
+}
+
+// TestAgentDriverOwnTemplateModes runs a case with a model's own template
+// outside the built-in families (GLM-4.5's) in both modes with the
+// "auto" format: raw mode uses the call syntax derived from the template
+// (the template writes catalog and calls), chat mode the family's default
+// text format, since only the template can write the derived syntax.
+func TestAgentDriverOwnTemplateModes(t *testing.T) {
+	src, err := source.Load(filepath.Join("..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja"), source.Options{Tools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, err := src.Family()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := testSuite(t)
+	for _, tt := range []struct{ mode, want string }{{"raw", "glm45"}, {"chat", "hermes"}} {
+		t.Run(tt.mode, func(t *testing.T) {
+			d := &AgentDriver{Backends: map[string]backend.Backend{"e": &recordingBackend{}},
+				Family: func(context.Context, string, string) (templates.Family, error) { return fam, nil }}
+			run, err := d.RunCase(context.Background(), "e", Cell{Model: "m", Format: "auto", Mode: tt.mode}, suite.Cases[0])
+			if err != nil {
+				t.Fatalf("RunCase: %v", err)
+			}
+			if run.FormatUsed != tt.want {
+				t.Errorf("format used %q, want %q", run.FormatUsed, tt.want)
+			}
+		})
 	}
 }

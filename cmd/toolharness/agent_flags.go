@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -166,11 +167,17 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	if c.String("chat-template") == "-" {
 		return nil, usageError(c, "--chat-template -: this command cannot read the template from standard input (it reads messages there); give a file")
 	}
-	fam, ferr := flagFamily(c, hasTools, errw)
+	// What the template is is said once the server answers: a dead
+	// server is then the only line.
+	var note bytes.Buffer
+	fam, ferr := flagFamily(c, hasTools, &note)
 	if ferr != nil && !errors.Is(ferr, errNoTemplateFlags) {
 		return nil, ferr
 	}
 	if err := reach.Probe(ctx, kind, host, probeTimeout); err != nil {
+		return nil, err
+	}
+	if _, err := errw.Write(note.Bytes()); err != nil {
 		return nil, err
 	}
 	if ferr != nil {
@@ -178,7 +185,15 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			return nil, err
 		}
 	}
-	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
+	format := c.String("format")
+	if format == "" && c.String("mode") == "chat" && fam.Jinja() != nil && fam.NativeFormat == "" {
+		// Chat mode sends the catalog as text in a system message, in a
+		// format package render writes: the default (hermes), not the
+		// call syntax derived from the template, which only the template
+		// itself writes (raw mode).
+		format = fam.DefaultFormat
+	}
+	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: format, Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/bench/report"
+	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -240,6 +242,20 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 	}
 	if t := c.String("template"); t != "" {
 		d.Template = func(context.Context, string, string) (string, error) { return t, nil }
+	} else if c.String("chat-template") != "" {
+		// One template for every model: load it once, before any case
+		// runs, so that a bad file is one error and not one per case.
+		var note bytes.Buffer
+		fam, err := commandFamily(ctx, c, c.String("backend"), "", "", true, &note)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", commandPath(c), err)
+		}
+		// Said when a server is there: with none, the run's one line
+		// about it is the failure.
+		if anyReachable(ctx, c.String("backend"), eps) {
+			c.App.ErrWriter.Write(note.Bytes())
+		}
+		d.Family = func(context.Context, string, string) (templates.Family, error) { return fam, nil }
 	} else {
 		kind, errw := c.String("backend"), c.App.ErrWriter
 		d.Family = func(ctx context.Context, endpoint, model string) (templates.Family, error) {
@@ -247,6 +263,16 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 		}
 	}
 	return d, nil
+}
+
+// anyReachable reports whether any endpoint accepts a connection.
+func anyReachable(ctx context.Context, kind string, eps []bench.Endpoint) bool {
+	for _, ep := range eps {
+		if reach.Probe(ctx, kind, ep.URL, probeTimeout) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func benchIsTerminal(w any) bool {

@@ -58,22 +58,9 @@ func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
 	if err != nil {
 		return templates.Family{}, err
 	}
-	if j := f.Jinja(); j != nil && f.NativeFormat == "" {
-		// The template writes calls in its own syntax: learn it, so that
-		// every command (render as well as run) lets the template write
-		// catalog and calls, and parses what it writes.
-		res, err := derive.Template(j, time.Time{}, nil)
-		if err != nil {
-			return templates.Family{}, fmt.Errorf("the chat template of %s: %w", t.Name, err)
-		}
-		f = derive.Adopt(f, res)
-	}
 	what := "no built-in family matches: rendering it as it is"
-	switch {
-	case f.Name != t.Name:
+	if f.Name != t.Name {
 		what = "recognised as the " + f.Name + " family"
-	case f.NativeFormat != "":
-		what += ", its tool calls read as " + f.NativeFormat + " (derived from the template)"
 	}
 	fmt.Fprintf(errw, "toolharness: chat template of %s from %s, %s\n", t.Name, t.Origin, what)
 	if j := f.Jinja(); j != nil {
@@ -82,6 +69,24 @@ func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
 		}
 	}
 	return f, nil
+}
+
+// withOwnCalls gives a loaded template outside the built-in families the
+// call syntax derived from it as its native format, so that the template
+// itself writes the catalog and the calls (as transformers would render
+// it) instead of the prompted default format's text; agent.NewRenderer
+// does the same for run, chat and bench. A built-in family, or a template
+// that writes no calls, is returned as it is.
+func withOwnCalls(f templates.Family) (templates.Family, error) {
+	j := f.Jinja()
+	if j == nil || f.NativeFormat != "" {
+		return f, nil
+	}
+	res, err := derive.Template(j, time.Time{}, nil)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	return derive.Adopt(f, res), nil
 }
 
 // commandFamily resolves the template flags, else asks the server about
@@ -195,6 +200,9 @@ func llamacppFamily(ctx context.Context, srv serverRef, tools bool, errw io.Writ
 // showLoadedTemplate is templates show --chat-template FILE.
 func showLoadedTemplate(c *cli.Context) error {
 	f, err := flagFamily(c, true, c.App.ErrWriter)
+	if err == nil {
+		f, err = withOwnCalls(f)
+	}
 	if err != nil {
 		return err
 	}

@@ -82,12 +82,40 @@ func TestLlamacppFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.NativeFormat != "glm45" || f.EOS != llamacpptest.ImEnd || !strings.Contains(notes.String(), "from llama.cpp /props chat_template, no built-in family matches") {
+	if f.NativeFormat != "" || f.EOS != llamacpptest.ImEnd || !strings.Contains(notes.String(), "from llama.cpp /props chat_template, no built-in family matches") {
 		t.Errorf("family %s eos %q, notes %q", f.Name, f.EOS, notes.String())
 	}
 	srv.ChatTemplate = ""
 	_, err = modelFamily(context.Background(), serverRef{kind: "llamacpp", host: srv.URL}, "m", true, &notes)
 	if err == nil || !strings.Contains(err.Error(), "--template FAMILY or --chat-template FILE") {
 		t.Errorf("no template in /props: err %v", err)
+	}
+}
+
+// TestRunOwnTemplateChatMode runs a task with tools in chat mode with a
+// model's own template outside the built-in families (GLM-4.5's, whose
+// calls are glm45): the catalog goes to the server as text in the
+// family's default format, since only the template itself can write the
+// derived syntax (raw mode). The fake llama-server renders the messages
+// (/apply-template) and answers.
+func TestRunOwnTemplateChatMode(t *testing.T) {
+	srv := llamacpptest.New()
+	t.Cleanup(srv.Close)
+	srv.Script(srv.Tok.Tokenize("fine", true))
+	var system string
+	srv.ApplyTemplate = func(msgs []llamacpptest.Message) string {
+		if len(msgs) > 0 && msgs[0].Role == "system" {
+			system = msgs[0].Content
+		}
+		return "<|user|>hi<|assistant|>"
+	}
+	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
+	stdout, stderr, code := runCLI(t, "", "run", "--backend", "llamacpp", "--host", srv.URL, "--model", "m", "--mode", "chat",
+		"--chat-template", glm, "--tools", "builtin:fs", "--workspace", t.TempDir(), "--max-turns", "1", "--max-tokens", "4", "--json", "hi")
+	if code == exitHarnessError || strings.Contains(stdout, `"stop":"error"`) {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(system, "<tool_call>") || !strings.Contains(system, "read_file") {
+		t.Errorf("the catalog is not in the system message as hermes text:\n%s", system)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/internal/reach/reachtest"
 )
 
@@ -40,6 +41,9 @@ func TestCLIConventions(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -55,6 +59,16 @@ func TestCLIConventions(t *testing.T) {
 	conv := `[{"role":"user","content":"hi"}]`
 	convFile := file("conv.json", conv)
 	missing := filepath.Join(dir, "missing.json")
+	notGGUF := file("model.gguf", "<html>404 Not Found</html>\n")
+	convAsTemplate := file("messages.json", conv)
+	binTemplate := file("model.jinja", "\x00\x01GGUX\xff\xfe")
+	nameNumber := file("namenumber.json", `[{"name":7}]`)
+	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
+	qwenFolder := file("qwen3/chat_template.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
+	ggufQwen3Tokens := ggufWithTemplate(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
+	noCalls := file("nocalls.jinja", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+	raises := file("raises.jinja", `{{ raise_exception("roles must alternate user/assistant") }}`)
+	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
 	model := []string{"--host", dead, "--model", "m"}
 
@@ -74,6 +88,10 @@ func TestCLIConventions(t *testing.T) {
 		{name: "run --workspace", args: append(append([]string{"run"}, model...), "--workspace", "/nonexistent", "hi"), code: 1,
 			stderr: "run: --workspace /nonexistent: not a directory (see toolharness run --help)"},
 		{name: "run --format nope", args: append(append([]string{"run"}, model...), "--format", "nope", "hi"), code: 1, stderr: `run: --format "nope": want one of `},
+		{name: "run --format glm45", args: append(append([]string{"run"}, model...), "--format", "glm45", "hi"), code: 1,
+			stderr: "run: --format glm45: toolharness parses glm45 but does not write a prompt in it; leave --format out"},
+		{name: "render --format glm4", args: []string{"render", "--template", "qwen2.5", "--format", "glm4", "--messages", convFile}, code: 1,
+			stderr: "render: --format glm4: toolharness parses glm4 but does not write a prompt in it"},
 		{name: "run --format auto", args: append(append([]string{"run"}, model...), "--format", "auto", "hi"), code: 1, stderr: "run: --format auto: auto means guessing"},
 		{name: "run --max-turns -1", args: append(append([]string{"run"}, model...), "--max-turns", "-1", "hi"), code: 1, stderr: "run: --max-turns -1: must not be negative (see toolharness run --help)"},
 		{name: "run --max-retries -1", args: append(append([]string{"run"}, model...), "--max-retries", "-1", "hi"), code: 1, stderr: "run: --max-retries -1: must not be negative"},
@@ -123,7 +141,8 @@ func TestCLIConventions(t *testing.T) {
 		{name: "render --template nope", args: []string{"render", "--template", "nope", "--messages", convFile}, code: 1, stderr: `render: --template "nope": want one of `},
 		{name: "render --now bad", args: []string{"render", "--template", "qwen2.5", "--messages", convFile, "--now", "yesterday"}, code: 1, stderr: `render: --now "yesterday" is neither RFC3339`},
 		{name: "templates detect --file -", args: []string{"templates", "detect", "--file", "-"}, stdin: "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}", code: 0, stdout: "family: "},
-		{name: "templates show extra", args: []string{"templates", "show", "qwen3", "x"}, code: 1, stderr: "templates show: give one family name"},
+		{name: "templates show extra", args: []string{"templates", "show", "qwen3", "x"}, code: 1, stderr: `templates show: unexpected argument "x" (see toolharness templates show --help)`},
+		{name: "templates show no family", args: []string{"templates", "show"}, code: 1, stderr: "templates show: give one family name"},
 		{name: "bench import-bfcl -", args: []string{"bench", "import-bfcl", "-"}, stdin: firstLine(t, "../../testdata/bench/bfcl_v1_sample.jsonl"), code: 0, stdout: `"cases"`},
 		{name: "bench corpus empty", args: []string{"bench", "corpus", "--in", empty}, code: 0, stdout: "model  n  errors  strict fail"},
 		{name: "version extra", args: []string{"version", "x"}, code: 1, stderr: `version: unexpected argument "x" (see toolharness version --help)`},
@@ -140,6 +159,64 @@ func TestCLIConventions(t *testing.T) {
 		{name: "README chat, no model", args: []string{"chat", "--host", dead, "--tools", "builtin:fs"}, stdin: "list the files\n", code: 1, stderr: "chat: --model is required (or TOOLHARNESS_MODEL)"},
 		{name: "README run, trace dir missing", args: append(append([]string{"run"}, model...), "--trace", filepath.Join(dir, "no", "such", "t.jsonl"), "hi"), code: 1,
 			stderr: "run: --trace " + filepath.Join(dir, "no", "such", "t.jsonl") + ": no directory " + filepath.Join(dir, "no", "such")},
+
+		// --chat-template FILE: a file that is no template is an error, never
+		// rendered as literal template text.
+		{name: "templates inspect .gguf that is not one", args: []string{"templates", "inspect", notGGUF}, code: 1,
+			stderr: "source: " + notGGUF + " is not a GGUF file (it does not start with the GGUF magic)"},
+		{name: "render --chat-template .gguf that is not one", args: []string{"render", "--chat-template", notGGUF, "--messages", convFile}, code: 1,
+			stderr: "--chat-template: source: " + notGGUF + " is not a GGUF file"},
+		{name: "render --chat-template messages.json", args: []string{"render", "--chat-template", convAsTemplate, "--messages", convFile}, code: 1,
+			stderr: "--chat-template: source: " + convAsTemplate + " is not a tokenizer_config.json or chat_template.json (not a JSON object)"},
+		{name: "parse --chat-template binary", args: []string{"parse", "--chat-template", binTemplate, raw}, code: 1,
+			stderr: "parse: --chat-template: source: " + binTemplate + " is binary, not a chat template"},
+		{name: "render --chat-template - binary", args: []string{"render", "--chat-template", "-", "--messages", convFile}, stdin: "\x00\x01\x02", code: 1,
+			stderr: "--chat-template: source: standard input is binary, not a chat template"},
+		{name: "templates detect a .gguf", args: []string{"templates", "detect", "--file", ggufQwen3Tokens}, code: 1, stdout: "unknown: ", stderr: "templates: template not recognised"},
+		{name: "templates detect a folder", args: []string{"templates", "detect", "--file", filepath.Dir(qwenFolder)}, code: 0, stdout: "family: qwen3\n"},
+		// A loaded template's note does not make a failure two lines.
+		{name: "run --chat-template, dead server", args: append(append([]string{"run"}, model...), "--chat-template", glm, "hi"), code: 1, stderr: "run: " + unreachable},
+		{name: "render --chat-template that raises", args: []string{"render", "--chat-template", raises, "--messages", convFile}, code: 1,
+			stderr: "derive: the template renders no probe conversation: templates: raises: roles must alternate user/assistant"},
+		{name: "bench run --chat-template, dead server", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", glm, "--out", filepath.Join(dir, "ct4")}, code: 1,
+			stderr: "bench run: " + unreachable + "; nothing measured"},
+		{name: "templates verify --chat-template, dead server", args: []string{"templates", "verify", "--host", dead, "--chat-template", glm, "--messages", convFile}, code: 1,
+			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
+		{name: "render --mode chat with an own template", args: []string{"render", "--mode", "chat", "--chat-template", glm, "--messages", convFile, "--tools", tools}, code: 0,
+			stdout: `"role":"system"`},
+		{name: "parse --chat-template that writes no calls", args: []string{"parse", "--chat-template", noCalls, raw}, code: 1,
+			stderr: "parse: " + noCalls + ": derive: the template writes no tool calls"},
+		// A model's own template writes its calls in its own syntax.
+		{name: "templates show own template derives calls", args: []string{"templates", "show", "--chat-template", glm}, code: 0, stdout: "native format: \"glm45\"\ndefault format: glm45\n"},
+
+		// Catalog errors name the file's fields, not Go types.
+		{name: "tools list name is a number", args: []string{"tools", "list", "--tools", nameNumber}, code: 1,
+			stderr: nameNumber + `: tool 1: "name" is a number, want a string`},
+		{name: "tools list tools is a number", args: []string{"tools", "list", "--tools", toolsNumber}, code: 1,
+			stderr: toolsNumber + `: tools: "tools" is a number, want a list`},
+		{name: "tools lint finds every error", args: []string{"tools", "lint", "--tools", nameNumber}, code: 1, stdout: "tool 1", stderr: "tools lint: 1 error(s)"},
+
+		// bench run and compare load --chat-template once, before any case.
+		{name: "bench run --chat-template not a GGUF", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", notGGUF, "--out", filepath.Join(dir, "ct1")}, code: 1,
+			stderr: "bench run: --chat-template: source: " + notGGUF + " is not a GGUF file"},
+		{name: "bench run --chat-template -", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", "-", "--out", filepath.Join(dir, "ct2")}, code: 1,
+			stderr: "bench run: --chat-template -: this command cannot read the template from standard input; give a file"},
+		{name: "compare --chat-template not a GGUF", args: []string{"compare", "--host", dead, "--model", "x", "--chat-template", notGGUF, "--out", filepath.Join(dir, "ct3")}, code: 1,
+			stderr: "compare: --chat-template: source: " + notGGUF + " is not a GGUF file"},
+
+		// templates verify: one line for a dead server; -m is --model elsewhere.
+		{name: "templates verify dead", args: []string{"templates", "verify", "--host", dead, "--template", "qwen2.5", "--messages", convFile}, code: 1,
+			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
+		{name: "templates verify dead, own template", args: []string{"templates", "verify", "--host", dead, "--messages", convFile}, code: 1,
+			stderr: "templates verify: cannot reach llama.cpp at " + dead + ": connection refused"},
+		{name: "templates verify -m is not --messages", args: []string{"templates", "verify", "--host", dead, "--template", "qwen2.5", "-m", convFile}, code: 1,
+			stderr: "templates verify: unknown flag --m (see toolharness templates verify --help)"},
+		{name: "flag after the arguments", args: []string{"parse", raw, "--format", "hermes"}, code: 1,
+			stderr: `parse: unexpected argument "--format": flags go before the arguments (see toolharness parse --help)`},
+		{name: "flag after the template file", args: []string{"templates", "inspect", glm, "--json"}, code: 1,
+			stderr: `templates inspect: unexpected argument "--json": flags go before the arguments`},
+		{name: "flag after the family", args: []string{"templates", "show", "qwen3", "--json"}, code: 1,
+			stderr: `templates show: unexpected argument "--json": flags go before the arguments`},
 
 		// Usage errors: one line, a hint, no help dump.
 		{name: "unknown flag", args: []string{"run", "--hostx", dead}, code: 1, stderr: "run: unknown flag --hostx (see toolharness run --help)"},
@@ -178,11 +255,33 @@ func TestCLIConventions(t *testing.T) {
 			if !strings.HasPrefix(last, "toolharness: "+tt.stderr) {
 				t.Errorf("stderr:\n%s\nwant it to start with:\ntoolharness: %s", last, tt.stderr)
 			}
-			if strings.Contains(stderr, "main.") || strings.Contains(stderr, "chat: tools[") || strings.Contains(stderr, "Incorrect Usage") {
+			if strings.Contains(stderr, "Go struct") || strings.Contains(stderr, "main.") || strings.Contains(stderr, "chat: tools[") || strings.Contains(stderr, "Incorrect Usage") {
 				t.Errorf("Go internals or a help dump in the message: %s", stderr)
 			}
 		})
 	}
+}
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// ggufWithTemplate writes the test Ollama's tiny GGUF with a chat template
+// that is no family's; its ChatML control tokens are in the vocabulary.
+func ggufWithTemplate(t *testing.T, dir, chatTemplate string) string {
+	t.Helper()
+	spec := ollamatest.DefaultSpec()
+	spec.ChatTemplate = chatTemplate
+	p := filepath.Join(dir, "tiny.gguf")
+	if err := ollamatest.WriteModel(p, spec); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func firstLine(t *testing.T, path string) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/parse"
 	"github.com/toolharness/toolharness/render"
 )
 
@@ -143,7 +144,7 @@ func withConventions(cmds []*cli.Command) {
 		takesArgs := cmd.ArgsUsage != ""
 		cmd.Action = func(c *cli.Context) error {
 			if !takesArgs && c.NArg() > 0 {
-				return usageError(c, "unexpected argument %q", c.Args().First())
+				return unexpectedArg(c, c.Args().First())
 			}
 			for _, name := range required {
 				if !c.IsSet(name) {
@@ -193,9 +194,19 @@ func unknownSubcommand(c *cli.Context) error {
 // maxArgs refuses more than n positional arguments.
 func maxArgs(c *cli.Context, n int) error {
 	if c.NArg() > n {
-		return usageError(c, "unexpected argument %q", c.Args().Get(n))
+		return unexpectedArg(c, c.Args().Get(n))
 	}
 	return nil
+}
+
+// unexpectedArg refuses a positional argument; one that looks like a flag
+// came after the arguments, where flag parsing has stopped (the Go
+// convention urfave/cli follows), so the message says where it goes.
+func unexpectedArg(c *cli.Context, arg string) error {
+	if len(arg) > 1 && arg[0] == '-' {
+		return usageError(c, "unexpected argument %q: flags go before the arguments", arg)
+	}
+	return usageError(c, "unexpected argument %q", arg)
 }
 
 // nonNegative checks that the named int, float and duration flags are not
@@ -240,6 +251,12 @@ func promptFormat(c *cli.Context, flag, value string) error {
 	if value == "auto" {
 		return usageError(c, "--%s auto: auto means guessing the format of a model's output and only applies to parsing; a prompt is written in one format (%s), or leave --%s out for the family's native one",
 			flag, strings.Join(render.Formats(), ", "), flag)
+	}
+	if slices.Contains(parse.Formats(), value) && !slices.Contains(render.Formats(), value) {
+		// glm4, glm45: read, never written by package render; a model
+		// template that writes them does so itself.
+		return usageError(c, "--%s %s: toolharness parses %s but does not write a prompt in it; leave --%s out and a template whose calls are %s (the model's own, or --chat-template) writes them itself, or pick one of %s",
+			flag, value, value, flag, value, strings.Join(render.Formats(), ", "))
 	}
 	return checkChoice(c, flag, value, render.Formats())
 }
@@ -365,6 +382,8 @@ var (
 	packagePrefix = regexp.MustCompile(`(^|: )chat: `)
 	toolIndex     = regexp.MustCompile(`\btools\[(\d+)\]: `)
 	noName        = regexp.MustCompile(`tool (\d+): tool without a name.*$`)
+	// jsonType is encoding/json's type mismatch, which names Go structs.
+	jsonType = regexp.MustCompile(`(?:tool: )?json: cannot unmarshal (\w+) into Go (?:struct field \w*\.|value of type )(\S+)(?: of type (\S+))?`)
 )
 
 // userMessage rewrites package chat's error wording for someone who wrote
@@ -376,5 +395,29 @@ func userMessage(err error) string {
 		fmt.Sscanf(toolIndex.FindStringSubmatch(m)[1], "%d", &i)
 		return fmt.Sprintf("tool %d: ", i+1)
 	})
-	return noName.ReplaceAllString(msg, "tool $1 has no name")
+	msg = noName.ReplaceAllString(msg, "tool $1 has no name")
+	return jsonType.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := jsonType.FindStringSubmatch(m)
+		if sub[3] == "" { // "into Go value of type T": no field name
+			return fmt.Sprintf("a JSON %s where %s was expected", sub[1], goTypeWords(sub[2]))
+		}
+		return fmt.Sprintf("%q is a %s, want %s", sub[2], sub[1], goTypeWords(sub[3]))
+	})
+}
+
+// goTypeWords says a Go type as JSON: "string" → "a string".
+func goTypeWords(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map[") || strings.Contains(t, "."):
+		return "an object"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "float") || strings.HasPrefix(t, "uint"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	}
+	return "a " + t
 }

@@ -67,7 +67,7 @@ Examples:
 			&cli.BoolFlag{Name: "think-open", Usage: "the prompt opened a <think> block: the output is reasoning up to the first </think>"},
 			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "batch mode: one record per input line"},
-			&cli.StringFlag{Name: "chat-template", Usage: "parse in the call syntax derived from this chat template (.jinja or tokenizer_config.json; see 'templates inspect')"},
+			&cli.StringFlag{Name: "chat-template", Usage: "parse in the call syntax derived from this chat template (a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder or a .gguf; see 'templates inspect')"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := parse.Options{Strict: c.Bool("strict"), ThinkOpen: c.Bool("think-open")}

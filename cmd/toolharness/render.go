@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,12 +66,20 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fam, err := flagFamily(c, tools != nil, c.App.ErrWriter)
+			// What the template is goes to stderr with the prompt; a
+			// failure is its one line.
+			var note bytes.Buffer
+			fam, err := flagFamily(c, tools != nil, &note)
 			switch {
 			case errors.Is(err, errNoTemplateFlags):
 				return usageError(c, "pass --template FAMILY or --chat-template FILE")
 			case errors.Is(err, templates.ErrUnknownFamily):
 				return usageError(c, "--template %q: want one of %s", c.String("template"), strings.Join(templates.Names(), ", "))
+			}
+			// Raw mode: the template writes catalog and calls itself. Chat
+			// mode sends the catalog as text, in a format render writes.
+			if err == nil && c.String("format") == "" && c.String("mode") == "raw" {
+				fam, err = withOwnCalls(fam)
 			}
 			if err != nil {
 				return err
@@ -86,6 +95,7 @@ Examples:
 				if err != nil {
 					return err
 				}
+				c.App.ErrWriter.Write(note.Bytes())
 				_, err = fmt.Fprint(c.App.Writer, p)
 				return err
 			case "chat":
@@ -93,6 +103,7 @@ Examples:
 				if err != nil {
 					return err
 				}
+				c.App.ErrWriter.Write(note.Bytes())
 				if msgs == nil {
 					msgs = []chat.Message{}
 				}

@@ -134,3 +134,67 @@ func TestTemplatesCommand(t *testing.T) {
 		t.Errorf("show: exit %d: %s", code, out.String())
 	}
 }
+
+// TestRenderOwnTemplateWritesCalls renders, with --chat-template and no
+// --format, conversations with tool calls through templates outside the
+// built-in families: the template itself must write the catalog and the
+// calls, byte for byte as Jinja2 does (the conformance goldens), not the
+// prompted default format's text.
+func TestRenderOwnTemplateWritesCalls(t *testing.T) {
+	conformance := filepath.Join("..", "..", "templates", "testdata", "conformance")
+	var suite struct {
+		Conversations []struct {
+			ID       string          `json:"id"`
+			Messages json.RawMessage `json:"messages"`
+			Tools    json.RawMessage `json:"tools"`
+		} `json:"conversations"`
+	}
+	data, err := os.ReadFile(filepath.Join(conformance, "conversations.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &suite); err != nil {
+		t.Fatal(err)
+	}
+	convs := map[string][]byte{}
+	for _, c := range suite.Conversations {
+		convs[c.ID], _ = json.Marshal(map[string]json.RawMessage{"messages": c.Messages, "tools": c.Tools})
+	}
+	for _, tt := range []struct{ template, conv string }{
+		{"zai-org-GLM-4.5", "c_call_result"},
+		{"zai-org-GLM-4.5", "d_parallel"},
+		{"NVIDIA-Nemotron-Nano-v2", "c_call_result"},
+		{"NVIDIA-Nemotron-Nano-v2", "d_parallel"},
+	} {
+		t.Run(tt.template+"/"+tt.conv, func(t *testing.T) {
+			var golden map[string]struct {
+				Text string `json:"text"`
+			}
+			data, err := os.ReadFile(filepath.Join(conformance, "golden", tt.template+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &golden); err != nil {
+				t.Fatal(err)
+			}
+			// vllm style: arguments as objects, content "" (the shape of
+			// the conversation file).
+			want, ok := golden[tt.conv+".vllm"]
+			if !ok {
+				t.Fatalf("no golden %s.vllm", tt.conv)
+			}
+			conv := filepath.Join(t.TempDir(), "conv.json")
+			if err := os.WriteFile(conv, convs[tt.conv], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := runCLI(t, "", "render", "--verbatim", "--now", "2026-01-01",
+				"--chat-template", filepath.Join(conformance, "templates", tt.template+".jinja"), "--messages", conv)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if diff := cmp.Diff(want.Text, stdout); diff != "" {
+				t.Errorf("render differs from Jinja2 (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

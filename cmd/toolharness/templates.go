@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/source"
 	"github.com/urfave/cli/v2"
 )
 
@@ -79,6 +82,9 @@ Examples:
 					if c.String("chat-template") != "" {
 						return showLoadedTemplate(c)
 					}
+					if err := maxArgs(c, 1); err != nil {
+						return err
+					}
 					if c.NArg() != 1 {
 						return usageError(c, "give one family name (%s)", strings.Join(templates.Names(), ", "))
 					}
@@ -105,15 +111,15 @@ Examples:
    ollama show --template qwen2.5 | toolharness templates detect --file -
    toolharness templates detect --file tokenizer_config.json --json`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "file", Required: true, Usage: "template `FILE` (chat_template.jinja, an Ollama template, or tokenizer_config.json; - reads stdin)"},
+					&cli.StringFlag{Name: "file", Required: true, Usage: "template `FILE` (chat_template.jinja, an Ollama template, tokenizer_config.json, a Hugging Face model folder or a .gguf; - reads stdin)"},
 					&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 				},
 				Action: func(c *cli.Context) error {
-					data, err := readFileArg(c, "--file", c.String("file"))
+					text, err := detectText(c, c.String("file"))
 					if err != nil {
 						return err
 					}
-					d, err := templates.Detect(templateText(data))
+					d, err := templates.Detect(text)
 					if errors.Is(err, templates.ErrUnknownTemplate) {
 						if c.Bool("json") {
 							if err := writeJSONLine(c.App.Writer, map[string]any{"family": nil, "syntax": d.Syntax}); err != nil {
@@ -145,6 +151,34 @@ Examples:
 // templateText returns the chat template held in data: the file itself, or
 // the chat_template of a Hugging Face tokenizer_config.json (a string, or
 // a list of named templates, of which "tool_use" is preferred).
+// detectText is the template text of --file: a model folder or a .gguf
+// is read as --chat-template reads it (the raw bytes of a GGUF hold token
+// strings of every kind, which would match families at random); any
+// other file is the template, or a tokenizer config holding it.
+func detectText(c *cli.Context, path string) (string, error) {
+	if path != "-" {
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			return loadedText(path)
+		}
+	}
+	data, err := readFileArg(c, "--file", path)
+	if err != nil {
+		return "", err
+	}
+	if bytes.HasPrefix(data, []byte("GGUF")) && path != "-" {
+		return loadedText(path)
+	}
+	return templateText(data), nil
+}
+
+func loadedText(path string) (string, error) {
+	t, err := source.Load(path, source.Options{Tools: true})
+	if err != nil {
+		return "", fmt.Errorf("--file: %w", err)
+	}
+	return t.Text, nil
+}
+
 func templateText(data []byte) string {
 	var cfg struct {
 		ChatTemplate json.RawMessage `json:"chat_template"`

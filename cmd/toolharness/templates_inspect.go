@@ -38,6 +38,9 @@ Examples:
    toolharness templates inspect model.gguf`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}},
 		Action: func(c *cli.Context) error {
+			if err := maxArgs(c, 1); err != nil {
+				return err
+			}
 			if c.NArg() != 1 {
 				return usageError(c, "give one template file (.jinja, -, tokenizer_config.json, a model folder or .gguf)")
 			}
@@ -125,14 +128,14 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 	}
 	tmpl, err := loadChatTemplateFile(path, nil)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("parse: --chat-template: %w", err)
 	}
 	res, err := derive.Template(tmpl, time.Now(), nil)
 	if err != nil {
 		return nil, false, err
 	}
 	if _, err := res.NewOutputParser(parse.Options{}); err != nil {
-		return nil, false, fmt.Errorf("parse: %s: %w", path, err)
+		return nil, false, fmt.Errorf("parse: %s: %w; parse with --format F (or --format auto) instead", path, err)
 	}
 	// The input is the output after the generation prompt.
 	newParser := func(o parse.Options) (eventParser, error) { return res.NewOutputParser(o) }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolharness/toolharness/derive"
-	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/templates"
 )
 
@@ -181,12 +180,7 @@ func TestTemplatesInspectGGUF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := ollamatest.DefaultSpec()
-	spec.ChatTemplate = string(src)
-	gguf := filepath.Join(t.TempDir(), "lfm2.gguf")
-	if err := ollamatest.WriteModel(gguf, spec); err != nil {
-		t.Fatal(err)
-	}
+	gguf := ggufWithTemplate(t, t.TempDir(), string(src))
 	for _, args := range [][]string{{"templates", "inspect", gguf}, {"templates", "inspect", "-"}} {
 		out, stderr, code := runCLI(t, string(src), args...)
 		if code != 0 {

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/backend/llamacpp"
+	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/render"
 	"github.com/toolharness/toolharness/templates"
 	"github.com/urfave/cli/v2"
@@ -27,8 +30,9 @@ func templatesVerifyCommand() *cli.Command {
 Renders the messages (and tools) as toolharness would send them in raw mode, asks the
 server to render the same messages with the model's own chat template (llama.cpp
 POST /apply-template, generation prompt included) and compares the two byte for byte.
-Without --template the family is detected from the template the server reports
-(GET /props chat_template). Exit status 1 when they differ; the first difference is
+Without --template or --chat-template, toolharness uses the template the server
+reports (GET /props chat_template), as run does: a built-in family when it is one,
+else the model's own template, writing its calls in the syntax derived from it. Exit status 1 when they differ; the first difference is
 reported with its byte offset, line and column and a few bytes of context each side.
 
 Framing safety changes untrusted text that holds control tokens or format markers
@@ -36,14 +40,16 @@ Framing safety changes untrusted text that holds control tokens or format marker
 
 Examples:
    toolharness templates verify --host http://127.0.0.1:8080 --template qwen2.5 --messages conv.json
-   toolharness templates verify --host http://127.0.0.1:8080 --messages conv.json --tools tools.json --json`,
+   toolharness templates verify --host http://127.0.0.1:8080 --messages conv.json --tools tools.json --json
+   toolharness templates verify --host http://127.0.0.1:8080 --chat-template ./GLM-4.5/ --messages conv.json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "host", Usage: "server URL (required), e.g. http://127.0.0.1:8080"},
 			&cli.StringFlag{Name: "backend", Value: "llamacpp", Usage: "server kind: llamacpp (the one with /apply-template)"},
 			&cli.StringFlag{Name: "api-key", EnvVars: []string{"LLAMA_API_KEY"}, Usage: "bearer token for a server run with --api-key"},
-			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "template family (default: detected from the server's chat_template)"},
+			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "template family (default: the server's chat_template)"},
+			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (default: the family's native format)"},
-			&cli.StringFlag{Name: "messages", Aliases: []string{"m"}, Required: true, Usage: "conversation file (JSON or YAML)"},
+			&cli.StringFlag{Name: "messages", Required: true, Usage: "conversation file (JSON or YAML)"},
 			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML)"},
 			&cli.StringFlag{Name: "now", Usage: "clock for date-printing templates, RFC3339 or YYYY-MM-DD (default: now)"},
 			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety in toolharness's rendering"},
@@ -85,15 +91,10 @@ func verifyAction(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	name := c.String("template")
-	if name == "" {
-		if name, err = serverFamily(ctx, client); err != nil {
-			return err
-		}
-	}
-	fam, err := templates.Lookup(name)
+	var note bytes.Buffer
+	fam, err := verifyFamily(ctx, c, host, tools != nil, &note)
 	if err != nil {
-		return err
+		return fmt.Errorf("templates verify: %w", err)
 	}
 	ours, err := render.Prompt(render.Request{Family: fam, Format: c.String("format"), Messages: msgs, Tools: tools,
 		Now: now, Verbatim: c.Bool("verbatim")})
@@ -101,9 +102,13 @@ func verifyAction(c *cli.Context) error {
 		return err
 	}
 	theirs, err := client.ApplyTemplate(ctx, msgs, tools)
-	if err != nil {
-		return fmt.Errorf("templates verify: %w", err)
+	if re := reach.FromError(err, "llamacpp", host); re != nil {
+		return fmt.Errorf("templates verify: %w", re)
 	}
+	if err != nil {
+		return fmt.Errorf("templates verify: %s/apply-template: %w (is it a llama.cpp server?)", host, err)
+	}
+	c.App.ErrWriter.Write(note.Bytes())
 	res := compareRenderings(ours, theirs)
 	res.Template = fam.Name
 	if c.Bool("json") {
@@ -120,17 +125,22 @@ func verifyAction(c *cli.Context) error {
 	return nil
 }
 
-// serverFamily detects the family of the template the server reports.
-func serverFamily(ctx context.Context, client *llamacpp.Client) (string, error) {
-	p, err := client.Props(ctx)
-	if err != nil {
-		return "", fmt.Errorf("templates verify: %w", err)
+// verifyFamily is the template toolharness renders with: --template or
+// --chat-template, else the server's own (/props), as run finds it; a
+// loaded template outside the built-in families writes its own calls
+// unless --format names another format.
+func verifyFamily(ctx context.Context, c *cli.Context, host string, tools bool, note io.Writer) (templates.Family, error) {
+	if c.String("chat-template") == "-" {
+		return templates.Family{}, errors.New("--chat-template -: give a file")
 	}
-	d, err := templates.Detect(p.ChatTemplate)
-	if err != nil {
-		return "", fmt.Errorf("templates verify: the server's chat_template (%d bytes): %w; give --template", len(p.ChatTemplate), err)
+	fam, err := flagFamily(c, tools, note)
+	if errors.Is(err, errNoTemplateFlags) {
+		fam, err = llamacppFamily(ctx, serverRef{kind: "llamacpp", host: host, apiKey: c.String("api-key")}, tools, note)
 	}
-	return d.Family, nil
+	if err == nil && c.String("format") == "" {
+		fam, err = withOwnCalls(fam)
+	}
+	return fam, err
 }
 
 // compareRenderings finds the first byte where ours and theirs differ.

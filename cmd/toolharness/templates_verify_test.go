@@ -39,6 +39,9 @@ func TestTemplatesVerify(t *testing.T) {
 		code     int
 		want     []string
 		wantJSON map[string]any
+		// props is the chat template the server reports in /props; ""
+		// = none, and the test passes --template qwen2.5.
+		props string
 	}{
 		{name: "identical", server: official, code: 0,
 			want: []string{"identical: qwen2.5 renders the same", "bytes as the server"}},
@@ -46,8 +49,13 @@ func TestTemplatesVerify(t *testing.T) {
 			want: []string{"differ at byte " + strconv.Itoa(plantAt), `toolharness: "`, `server:      "`, "<toXl_response>", "<tool_response>"}},
 		{name: "planted difference, json", server: planted, args: []string{"--json"}, code: 1,
 			wantJSON: map[string]any{"template": "qwen2.5", "equal": false, "offset": float64(plantAt)}},
-		{name: "detected from /props", server: official, args: []string{"--json"}, code: 0,
+		{name: "detected from /props", server: official, args: []string{"--json"}, code: 0, props: qwenJinja(t),
 			wantJSON: map[string]any{"template": "qwen2.5", "equal": true}},
+		// A template outside the built-in families, from /props: its own
+		// rendering of the call, as Jinja2 renders it, not the prompted
+		// default format's.
+		{name: "own template from /props", server: conformanceRendering(t, "zai-org-GLM-4.5", "c_call_result.vllm"), args: []string{"--json"}, code: 0,
+			props: glmTemplate(t), wantJSON: map[string]any{"template": "llama.cpp model", "equal": true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,8 +67,8 @@ func TestTemplatesVerify(t *testing.T) {
 				return tt.server
 			}
 			args := []string{"toolharness", "templates", "verify", "--host", srv.URL, "--messages", conv, "--now", "2025-03-14T09:26:53Z", "--verbatim"}
-			if tt.name == "detected from /props" {
-				srv.ChatTemplate = qwenJinja(t)
+			if tt.props != "" {
+				srv.ChatTemplate = tt.props
 			} else {
 				args = append(args, "--template", "qwen2.5")
 			}
@@ -93,6 +101,26 @@ func TestTemplatesVerify(t *testing.T) {
 	}
 }
 
+// conformanceRendering is Jinja2's rendering of a conformance conversation
+// by one of the suite's templates (templates/testdata/conformance/golden).
+func conformanceRendering(t *testing.T, template, id string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "templates", "testdata", "conformance", "golden", template+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden map[string]struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &golden); err != nil {
+		t.Fatal(err)
+	}
+	if golden[id].Text == "" {
+		t.Fatalf("no golden %s for %s", id, template)
+	}
+	return golden[id].Text
+}
+
 // qwenJinja is the official Qwen2.5 template, as a server would report it.
 func qwenJinja(t *testing.T) string {
 	t.Helper()
@@ -111,7 +139,7 @@ func TestTemplatesVerifyErrors(t *testing.T) {
 	}{
 		{[]string{"--messages", conv}, "--host is required"},
 		{[]string{"--host", "http://127.0.0.1:1", "--backend", "ollama", "--messages", conv}, "only llamacpp"},
-		{[]string{"--host", "http://127.0.0.1:1", "--template", "qwen2.5", "--messages", conv, "--timeout", "2s"}, "unreachable"},
+		{[]string{"--host", "http://127.0.0.1:1", "--template", "qwen2.5", "--messages", conv, "--timeout", "2s"}, "templates verify: cannot reach llama.cpp at http://127.0.0.1:1: connection refused\n"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(append([]string{"toolharness", "templates", "verify"}, tt.args...), nil, &out, &errOut)

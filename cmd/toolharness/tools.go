@@ -106,15 +106,20 @@ Examples:
 		},
 		Action: func(c *cli.Context) error {
 			var tools []chat.Tool
+			var findings []registry.Finding
 			for _, f := range splitList(c.StringSlice("tools")) {
-				ts, err := readToolsArg(c, "--tools", f)
+				ts, bad, err := readLintTools(c, f)
 				if err != nil {
 					return err
 				}
-				tools = append(tools, ts...)
+				tools, findings = append(tools, ts...), append(findings, bad...)
 			}
 			errs := 0
-			for _, f := range registry.Lint(tools, registry.LintOptions{ContextTokens: c.Int("context")}) {
+			findings = append(findings, registry.Lint(tools, registry.LintOptions{ContextTokens: c.Int("context")})...)
+			if len(tools) == 0 && len(findings) == 0 {
+				findings = append(findings, registry.Finding{Severity: registry.SeverityWarning, Message: "the catalog has no tools"})
+			}
+			for _, f := range findings {
 				if c.Bool("json") {
 					if err := writeJSONLine(c.App.Writer, f); err != nil {
 						return err
@@ -292,4 +297,53 @@ func paramLines(schema json.RawMessage) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// readLintTools reads a catalog for lint, which reports every finding: in
+// a JSON list (or {"tools": [...]}) each tool is read on its own, so that
+// a tool that cannot be read (no name, bad JSON) is one finding among the
+// others and a name given twice is left to registry.Lint, where loading
+// the catalog for use refuses the whole file at the first.
+func readLintTools(c *cli.Context, path string) ([]chat.Tool, []registry.Finding, error) {
+	data, err := readFileArg(c, "--tools", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	items, ok := toolItems(data)
+	if !ok {
+		tools, err := chat.ParseTools(data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s", displayName(path), userMessage(err))
+		}
+		return tools, nil, nil
+	}
+	var tools []chat.Tool
+	var findings []registry.Finding
+	for i, item := range items {
+		ts, err := chat.ParseTools(append(append([]byte("["), item...), ']'))
+		if err != nil {
+			// The item was read as tool 1 of a list of one.
+			msg := strings.Replace(userMessage(err), "tool 1", fmt.Sprintf("tool %d", i+1), 1)
+			findings = append(findings, registry.Finding{Severity: registry.SeverityError, Message: displayName(path) + ": " + msg})
+			continue
+		}
+		tools = append(tools, ts...)
+	}
+	return tools, findings, nil
+}
+
+// toolItems splits a JSON catalog (a list, or an object with "tools") into
+// its items; ok is false for any other shape (YAML, one tool object).
+func toolItems(data []byte) ([]json.RawMessage, bool) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(data, &items); err == nil {
+		return items, true
+	}
+	var obj struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &obj); err == nil && obj.Tools != nil {
+		return obj.Tools, true
+	}
+	return nil, false
 }

@@ -98,6 +98,41 @@ warning: get_weather.units: enum values are not explained in the description
 	}
 }
 
+// TestToolsLintReportsEverything: a catalog file with a tool that cannot
+// be read and a name given twice gets every finding, not the loader's
+// first error.
+func TestToolsLintReportsEverything(t *testing.T) {
+	for _, tt := range []struct {
+		name, catalog string
+		code          int
+		want          []string
+	}{
+		{name: "nameless and duplicate in one file", code: 1,
+			catalog: `[{"name":"a","description":"Read a file.","parameters":{"type":"object","properties":{}}},` +
+				`{"description":"no name"},` +
+				`{"name":"a","description":"Read a file.","parameters":{"type":"object","properties":{"p":{"type":"string","description":"p"}},"required":["q"]}}]`,
+			want: []string{"error: (catalog): CATALOG: tool 2 has no name\n", "error: a: defined 2 times: the model cannot tell them apart\n",
+				`error: a: required names "q", which is not a property`}},
+		{name: "object with tools and a name that is a number", code: 1,
+			catalog: `{"tools":[{"name":"b","description":"Say b.","parameters":{"type":"object","properties":{}}},{"name":7}]}`,
+			want:    []string{"error: (catalog): CATALOG: tool 2: \"name\" is a number, want a string\n"}},
+		{name: "no tools", code: 0, catalog: `[]`, want: []string{"warning: (catalog): the catalog has no tools\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "catalog.json", tt.catalog)
+			out, stderr, code := runCLI(t, "", "tools", "lint", "--tools", path)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr: %s", code, tt.code, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, strings.ReplaceAll(w, "CATALOG", path)) {
+					t.Errorf("findings lack %q:\n%s\nstderr: %s", w, out, stderr)
+				}
+			}
+		})
+	}
+}
+
 func TestToolsList(t *testing.T) {
 	tools := writeFile(t, "tools.json", toolsFixture)
 	out, stderr, code := runCLI(t, "", "tools", "list", "--tools", tools, "--builtin", "--workspace", t.TempDir(), "--json")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/templates"
 )
@@ -50,6 +51,9 @@ func Load(path string, o Options) (Template, error) {
 		if err != nil {
 			return Template{}, fmt.Errorf("source: stdin: %w", err)
 		}
+		if err := checkText("standard input", data); err != nil {
+			return Template{}, err
+		}
 		return fromText("stdin", data, o)
 	}
 	info, err := os.Stat(path)
@@ -66,7 +70,18 @@ func Load(path string, o Options) (Template, error) {
 	if err != nil {
 		return Template{}, fmt.Errorf("source: %w", err)
 	}
+	if err := checkText(path, data); err != nil {
+		return Template{}, err
+	}
 	t, err := fromText(path, data, o)
+	if errors.Is(err, ErrNoTemplate) && filepath.Base(path) == "tokenizer_config.json" {
+		// transformers' newer layout keeps the template beside the
+		// config, in chat_template.jinja (or chat_template.json): the
+		// folder is what the config belongs to.
+		if dt, derr := FromDir(filepath.Dir(path), o); derr == nil {
+			return dt, nil
+		}
+	}
 	if err != nil {
 		return Template{}, err
 	}
@@ -74,6 +89,22 @@ func Load(path string, o Options) (Template, error) {
 		t.Name = modelName(path)
 	}
 	return t, nil
+}
+
+// checkText refuses a file that cannot be a template or a tokenizer
+// config, which would otherwise be rendered as literal template text: a
+// .gguf without the GGUF magic (truncated, or not a model), a .json that
+// is not a JSON object, binary data.
+func checkText(path string, data []byte) error {
+	switch ext := strings.ToLower(filepath.Ext(path)); {
+	case ext == ".gguf":
+		return fmt.Errorf("source: %s is not a GGUF file (it does not start with the GGUF magic)", path)
+	case ext == ".json" && !(bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && json.Valid(data)):
+		return fmt.Errorf("source: %s is not a tokenizer_config.json or chat_template.json (not a JSON object)", path)
+	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
+		return fmt.Errorf("source: %s is binary, not a chat template (a .jinja file, tokenizer_config.json, a model folder or a .gguf)", path)
+	}
+	return nil
 }
 
 // fromText reads a JSON tokenizer config (or chat_template.json) or a

@@ -77,6 +77,9 @@ func TestLoadFilesAndFolders(t *testing.T) {
 	writeFile(t, dir, "newer/tokenizer_config.json", `{"bos_token": "<s>", "eos_token": "</s>"}`)
 	writeFile(t, dir, "newer/chat_template.jinja", "FILE")
 	writeFile(t, dir, "processor/chat_template.json", `{"chat_template": "PROC"}`)
+	notGGUF := writeFile(t, dir, "bad/model.gguf", "<html>404</html>")
+	messages := writeFile(t, dir, "bad/messages.json", `[{"role": "user", "content": "hi"}]`)
+	binary := writeFile(t, dir, "bad/model.jinja", "\x00\x01\xff")
 	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +96,13 @@ func TestLoadFilesAndFolders(t *testing.T) {
 		{filepath.Dir(cfg), "Org-Model-4.5", "CFG", "tokenizer_config.json chat_template", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
 		{filepath.Join(dir, "newer"), "newer", "FILE", "chat_template.jinja", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
 		{filepath.Join(dir, "processor"), "processor", "PROC", "chat_template.json", templates.SpecialTokens{}, ""},
+		// The config of the newer layout: its template is beside it.
+		{filepath.Join(dir, "newer", "tokenizer_config.json"), "newer", "FILE", "chat_template.jinja", templates.SpecialTokens{BOS: "<s>", EOS: "</s>"}, ""},
 		{filepath.Join(dir, "empty"), "", "", "", templates.SpecialTokens{}, "no chat_template.jinja"},
+		// Files that are no template are errors, not literal template text.
+		{notGGUF, "", "", "", templates.SpecialTokens{}, "is not a GGUF file"},
+		{messages, "", "", "", templates.SpecialTokens{}, "is not a tokenizer_config.json or chat_template.json"},
+		{binary, "", "", "", templates.SpecialTokens{}, "is binary, not a chat template"},
 		{filepath.Join(dir, "missing.jinja"), "", "", "", templates.SpecialTokens{}, "no such file"},
 	}
 	for _, tt := range tests {
