@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -111,6 +112,9 @@ func lintNames(tools []chat.Tool, add addFunc) {
 		if t.Name == "" {
 			continue
 		}
+		if bad := badNameChars(t.Name); bad != "" {
+			add(SeverityError, t.Name, "", fmt.Sprintf("name has %s: call formats and APIs take names of letters, digits, '_', '-' and '.' (a model writing it will break the call syntax)", bad))
+		}
 		if n := count[t.Name]; n > 1 {
 			if !reported[t.Name] {
 				reported[t.Name] = true
@@ -124,6 +128,27 @@ func lintNames(tools []chat.Tool, add addFunc) {
 		}
 		seen[normName(t.Name)] = t.Name
 	}
+}
+
+// badNameChars describes the characters of name outside [A-Za-z0-9_.-]
+// ("" when there are none). Names travel inside call markup (`<function=NAME>`,
+// Python calls, JSON keys of some formats) where other characters break it.
+func badNameChars(name string) string {
+	var bad []string
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		if !slices.Contains(bad, q) {
+			bad = append(bad, q)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "the character(s) " + strings.Join(bad, ", ")
 }
 
 // lintCompile reports every reason the schema does not compile (the

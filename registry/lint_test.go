@@ -42,6 +42,14 @@ func TestLint(t *testing.T) {
 			`error: ReadFile: name differs from "read_file" only in case or separators; a model will confuse them`,
 			`error: read-file: name differs from "read_file" only in case or separators; a model will confuse them`,
 		}},
+		{"name characters", []chat.Tool{
+			tool("b c", "Has a space.", `{}`),
+			tool("mcp__srv__x.y-z", "A fine name.", `{}`),
+			tool("get<tool>", "Markup in the name.", `{}`),
+		}, []string{
+			`error: b c: name has the character(s) ' ': call formats and APIs take names of letters, digits, '_', '-' and '.' (a model writing it will break the call syntax)`,
+			`error: get<tool>: name has the character(s) '<', '>': call formats and APIs take names of letters, digits, '_', '-' and '.' (a model writing it will break the call syntax)`,
+		}},
 		{"enum and schema", []chat.Tool{
 			tool("sort", "Sort rows.", `{"type":"object","properties":{"order":{"type":"string","enum":["asc","desc"],"description":"sort order"}}}`),
 			tool("broken", "Broken schema.", `{"type":"object","properties":{"n":{"type":"int"}}}`),
