@@ -360,14 +360,16 @@ func (b *block) track() int {
 
 // valueSpecial marks the bytes track looks at outside strings, and
 // inQuoteSpecial those it looks at inside one.
-var valueSpecial, inQuoteSpecial = func() (v, q [256]bool) {
+// trackSpecial is their union: bytes outside it never change track's
+// state (except the one after a backslash).
+var valueSpecial, inQuoteSpecial, trackSpecial = func() (v, q, t [256]bool) {
 	for _, c := range []byte(`"'{}[]()`) {
-		v[c] = true
+		v[c], t[c] = true, true
 	}
 	for _, c := range []byte(`"'\`) {
-		q[c] = true
+		q[c], t[c] = true, true
 	}
-	return v, q
+	return v, q, t
 }()
 
 // findEnd looks for the block's closing marker, and for a repeat of its

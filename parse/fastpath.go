@@ -33,16 +33,31 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		return false
 	}
 	b.buf = b.buf[:old+len(chunk)]
-	copy(b.buf[old:], chunk)
 	p.pos += len(chunk)
 	if b.jmode == 1 && b.jend == 0 && (b.startSent || b.earlyDone) {
 		// Inside a call's JSON value (jsonInTag): only the value's
-		// end can change anything.
+		// end can change anything. The chunk is copied and looked at
+		// in one loop; a chunk without a quote, bracket or backslash
+		// (most of a value) leaves track's state as it is, unless an
+		// escape is pending, so track is not even called.
+		dst := b.buf[old:]
+		var special bool
+		for i := 0; i < len(chunk) && i < len(dst); i++ {
+			c := chunk[i]
+			dst[i] = c
+			special = special || trackSpecial[c]
+		}
+		if !special && !b.esc {
+			b.vpos = len(b.buf)
+			return true
+		}
 		end := b.track()
 		if end < 0 {
 			return true
 		}
 		b.jend = end
+	} else {
+		copy(b.buf[old:], chunk)
 	}
 	st, end := b.advance(old, false)
 	if st == stMore && (b.startSent || b.earlyDone) {
