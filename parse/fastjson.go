@@ -226,9 +226,10 @@ func (p *Parser) fastCall(content string, keys objectKeys) (dcall, bool) {
 			}
 			// The compact form is never longer than the source
 			// (the object and what follows it in the block).
-			if c.args, j, ok = compactObject(make([]byte, 0, len(content)-j), content, j, 0); !ok {
+			if c.args, j, ok = compactObject(p.arena.room(len(content)-j), content, j, 0); !ok {
 				return dcall{}, false
 			}
+			c.args = p.arena.keep(c.args)
 			haveArgs = true
 		default:
 			return dcall{}, false
