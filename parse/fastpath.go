@@ -34,9 +34,11 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 	}
 	b.buf = b.buf[:old+len(chunk)]
 	p.pos += len(chunk)
-	if b.jmode == 1 && b.jend == 0 && (b.startSent || b.earlyDone) {
+	started := b.startSent || b.earlyDone
+	if b.jmode == 1 && b.jend == 0 {
 		// Inside a call's JSON value (jsonInTag): only the value's
-		// end can change anything. The chunk is copied and looked at
+		// end can change anything, and, before the call start is out,
+		// the end of the tool name. The chunk is copied and looked at
 		// in one loop; a chunk without a quote, bracket or backslash
 		// (most of a value) leaves track's state as it is, unless an
 		// escape is pending, so track is not even called.
@@ -49,18 +51,29 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		}
 		if !special && !b.esc {
 			b.vpos = len(b.buf)
-			return true
+			if started {
+				return true
+			}
+			if b.nameMissed && b.op.syn == nil && !hasNameEnd(b.buf[max(old, b.vstart):]) {
+				// The name cannot have ended here: early only
+				// checks how far the window has grown, and emits
+				// nothing.
+				p.early(old)
+				return true
+			}
 		}
-		end := b.track()
-		if end < 0 {
-			return true
+		if started {
+			end := b.track()
+			if end < 0 {
+				return true
+			}
+			b.jend = end
 		}
-		b.jend = end
 	} else {
 		copy(b.buf[old:], chunk)
 	}
 	st, end := b.advance(old, false)
-	if st == stMore && (b.startSent || b.earlyDone) {
+	if st == stMore && started {
 		return true
 	}
 	p.emit = emit
