@@ -170,6 +170,21 @@ func (b *block) advance(old int, eof bool) (status, int) {
 	}
 }
 
+// findsEnd reports whether advance goes straight to findEnd: a block
+// ended by a closing marker, its content not tracked as JSON, and not
+// past its closer.
+func (b *block) findsEnd() bool {
+	switch b.op.kind {
+	case kTag, kFence, kHarmony:
+	default:
+		return false
+	}
+	if b.phase == 1 || len(b.op.closerB) == 0 {
+		return false
+	}
+	return !(b.op.kind == kTag && b.op.reopen && b.jsonContent() && b.jmode != 2)
+}
+
 // jsonContent: the block's calls are JSON values (so that what follows
 // the value tells whether the closing marker was left out).
 func (b *block) jsonContent() bool {

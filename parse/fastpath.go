@@ -69,6 +69,27 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 			}
 			b.jend = end
 		}
+	} else if started && b.findsEnd() && max(b.vstart, b.scanFrom) >= old {
+		// A block whose end is its closing marker (qwen3-coder's
+		// <tool_call>), with no part of a marker pending: a chunk
+		// without the first byte of the closer (or of the opener,
+		// where a repeat ends the block) changes nothing but where
+		// findEnd looks next.
+		dst := b.buf[old:]
+		c0, m0 := b.op.closerB[0], byte(0)
+		if b.op.reopen && len(b.op.markerB) > 0 {
+			m0 = b.op.markerB[0]
+		}
+		hit := false
+		for i := 0; i < len(chunk) && i < len(dst); i++ {
+			c := chunk[i]
+			dst[i] = c
+			hit = hit || c == c0 || c == m0
+		}
+		if !hit {
+			b.scanFrom = len(b.buf)
+			return true
+		}
 	} else {
 		copy(b.buf[old:], chunk)
 	}
