@@ -2,8 +2,8 @@ package parse
 
 import "unsafe"
 
-// arena holds the bytes of emitted calls: each block's Raw text and the
-// arguments the fast path compacts. Call-dense output finishes a block
+// arena holds the bytes of emitted calls: each block's Raw text, the
+// arguments the fast path compacts and those argBuilder writes. Call-dense output finishes a block
 // every hundred-odd bytes, and two allocations per call (the Raw string
 // and the arguments) were a fifth of its cost; the arena makes them one
 // allocation per arenaChunk bytes of calls.

@@ -9,8 +9,8 @@ import (
 // earlier stay what they were while later calls share their arena, and a
 // caller appending to one call's arguments changes no other call.
 func TestArenaKeepsEmittedCalls(t *testing.T) {
-	in := denseInput("hermes")
-	for _, format := range []string{"hermes", "auto"} {
+	for _, c := range []struct{ format, input string }{{"hermes", "hermes"}, {"auto", "hermes"}, {"qwen3-coder", "qwen3-coder"}, {"auto", "qwen3-coder"}} {
+		format, in := c.format, denseInput(c.input)
 		p, err := New(format, Options{Tools: mustTools(denseTools)})
 		if err != nil {
 			t.Fatal(err)
