@@ -375,14 +375,15 @@ func (b *block) track() int {
 
 // valueSpecial marks the bytes track looks at outside strings, and
 // inQuoteSpecial those it looks at inside one.
-// trackSpecial is their union: bytes outside it never change track's
-// state (except the one after a backslash).
-var valueSpecial, inQuoteSpecial, trackSpecial = func() (v, q, t [256]bool) {
+// trackSpecial is their union (1, so that a chunk's bytes can be ORed
+// without a branch): bytes outside it never change track's state (except
+// the one after a backslash).
+var valueSpecial, inQuoteSpecial, trackSpecial = func() (v, q [256]bool, t [256]uint8) {
 	for _, c := range []byte(`"'{}[]()`) {
-		v[c], t[c] = true, true
+		v[c], t[c] = true, 1
 	}
 	for _, c := range []byte(`"'\`) {
-		q[c], t[c] = true, true
+		q[c], t[c] = true, 1
 	}
 	return v, q, t
 }()

@@ -43,13 +43,13 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		// (most of a value) leaves track's state as it is, unless an
 		// escape is pending, so track is not even called.
 		dst := b.buf[old:]
-		var special bool
+		var special uint8
 		for i := 0; i < len(chunk) && i < len(dst); i++ {
 			c := chunk[i]
 			dst[i] = c
-			special = special || trackSpecial[c]
+			special |= trackSpecial[c]
 		}
-		if !special && !b.esc {
+		if special == 0 && !b.esc {
 			b.vpos = len(b.buf)
 			if started {
 				return true
