@@ -170,6 +170,21 @@ func (b *block) advance(old int, eof bool) (status, int) {
 	}
 }
 
+// findsEnd reports whether advance goes straight to findEnd: a block
+// ended by a closing marker, its content not tracked as JSON, and not
+// past its closer.
+func (b *block) findsEnd() bool {
+	switch b.op.kind {
+	case kTag, kFence, kHarmony:
+	default:
+		return false
+	}
+	if b.phase == 1 || len(b.op.closerB) == 0 {
+		return false
+	}
+	return !(b.op.kind == kTag && b.op.reopen && b.jsonContent() && b.jmode != 2)
+}
+
 // jsonContent: the block's calls are JSON values (so that what follows
 // the value tells whether the closing marker was left out).
 func (b *block) jsonContent() bool {
@@ -360,14 +375,17 @@ func (b *block) track() int {
 
 // valueSpecial marks the bytes track looks at outside strings, and
 // inQuoteSpecial those it looks at inside one.
-var valueSpecial, inQuoteSpecial = func() (v, q [256]bool) {
+// trackSpecial is their union (1, so that a chunk's bytes can be ORed
+// without a branch): bytes outside it never change track's state (except
+// the one after a backslash).
+var valueSpecial, inQuoteSpecial, trackSpecial = func() (v, q [256]bool, t [256]uint8) {
 	for _, c := range []byte(`"'{}[]()`) {
-		v[c] = true
+		v[c], t[c] = true, 1
 	}
 	for _, c := range []byte(`"'\`) {
-		q[c] = true
+		q[c], t[c] = true, 1
 	}
-	return v, q
+	return v, q, t
 }()
 
 // findEnd looks for the block's closing marker, and for a repeat of its

@@ -353,11 +353,10 @@ func jsonName(w []byte) ([]byte, bool) {
 // so that looking again as a block streams does not rescan its start.
 func jsonNameFrom(w []byte, from int) (name []byte, ok bool, resume int) {
 	for {
-		k := bytes.Index(w[from:], nameKey)
+		k := indexNameKey(w, from)
 		if k < 0 {
 			return nil, false, max(from, len(w)-len(nameKey)+1)
 		}
-		k += from
 		from = k + 1
 		if k > 0 && w[k-1] == '\\' {
 			continue
@@ -388,6 +387,25 @@ func jsonNameFrom(w []byte, from int) (name []byte, ok bool, resume int) {
 		}
 		return w[j+1 : e], true, k
 	}
+}
+
+// indexNameKey is bytes.Index(w[from:], nameKey)+from, or -1. The part
+// left to search as a call streams is usually a chunk or two, where
+// setting up bytes.Index costs more than the search: short parts get a
+// plain loop.
+func indexNameKey(w []byte, from int) int {
+	if len(w)-from > 64 {
+		if k := bytes.Index(w[from:], nameKey); k >= 0 {
+			return k + from
+		}
+		return -1
+	}
+	for i := from; i+len(nameKey) <= len(w); i++ {
+		if w[i] == '"' && string(w[i:i+len(nameKey)]) == string(nameKey) {
+			return i
+		}
+	}
+	return -1
 }
 
 func qwenName(w []byte) ([]byte, bool) {

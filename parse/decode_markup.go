@@ -22,9 +22,9 @@ type argBuilder struct {
 // newArgs starts the arguments of a call to tool whose parameters are
 // written in about size bytes.
 func (p *Parser) newArgs(tool string, size int) argBuilder {
-	a := argBuilder{p: p, tool: tool, schema: p.tools[tool], args: make([]byte, 1, size+size/8+16)}
-	a.args[0] = '{'
-	return a
+	// The arguments are written at the end of the arena and kept there
+	// by call; builders are used one after the other, never nested.
+	return argBuilder{p: p, tool: tool, schema: p.tools[tool], args: append(p.arena.room(size+size/8+16), '{')}
 }
 
 func (a *argBuilder) add(name, raw string, off int) {
@@ -45,7 +45,7 @@ func (a *argBuilder) add(name, raw string, off int) {
 }
 
 func (a *argBuilder) call(rep repairs) dcall {
-	return dcall{name: a.tool, args: append(a.args, '}'), err: a.err, repairs: rep}
+	return dcall{name: a.tool, args: a.p.arena.keep(append(a.args, '}')), err: a.err, repairs: rep}
 }
 
 // decodeXML reads <invoke name="T"><parameter name="p">v</parameter></invoke>

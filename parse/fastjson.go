@@ -17,93 +17,134 @@ const maxFastDepth = 64
 
 // compactValue appends the JSON value at s[i:] to dst, compact, as
 // appendJSON would write the decoded value; it returns the index after
-// the value. ok is false when the value is not plain JSON.
+// the value. ok is false when the value is not plain JSON. depth is the
+// nesting the value is at; values nest at most maxFastDepth deep.
+//
+// It is one loop, with the open containers kept as a bit stack (bit 0:
+// the innermost is an object), rather than a call per value: for the
+// small objects calls carry, the calls and their results cost as much as
+// the bytes.
 func compactValue(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool) {
-	if i >= len(s) || depth > maxFastDepth {
-		return dst, i, false
-	}
-	switch c := s[i]; {
-	case c == '{':
-		return compactObject(dst, s, i, depth)
-	case c == '[':
-		dst = append(dst, '[')
-		i = skipWSs(s, i+1)
-		if i < len(s) && s[i] == ']' {
-			return append(dst, ']'), i + 1, true
+	var objects uint64
+	open := 0
+	for {
+		// A value starts at s[i].
+		if i >= len(s) || depth+open > maxFastDepth {
+			return dst, i, false
 		}
-		for {
-			if dst, i, ok = compactValue(dst, s, i, depth+1); !ok {
+		switch c := s[i]; {
+		case c == '{' || c == '[':
+			if open == 63 {
 				return dst, i, false
 			}
-			var done bool
-			if dst, i, done, ok = afterMember(dst, s, i, ']'); !ok || done {
-				return dst, i, ok
+			closer := byte(']')
+			objects <<= 1
+			if c == '{' {
+				objects |= 1
+				closer = '}'
 			}
-		}
-	case c == '"':
-		return compactString(dst, s, i)
-	case c == '-' || c >= '0' && c <= '9':
-		j := i
-		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '-' || s[j] == '+' || s[j] == '.' || s[j] == 'e' || s[j] == 'E') {
-			j++
-		}
-		if !validNumber(s[i:j]) {
-			return dst, i, false
-		}
-		return append(dst, s[i:j]...), j, true
-	default:
-		for _, lit := range [...]string{"true", "false", "null"} {
-			if len(s)-i >= len(lit) && s[i:i+len(lit)] == lit {
-				return append(dst, lit...), i + len(lit), true
+			open++
+			dst = append(dst, c)
+			i = skipWSs(s, i+1)
+			if i < len(s) && s[i] == closer {
+				dst = append(dst, closer)
+				i++
+				objects >>= 1
+				open--
+				break
 			}
+			if c == '{' {
+				if dst, i, ok = compactKey(dst, s, i); !ok {
+					return dst, i, false
+				}
+			}
+			continue
+		case c == '"':
+			if dst, i, ok = compactString(dst, s, i); !ok {
+				return dst, i, false
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '-' || s[j] == '+' || s[j] == '.' || s[j] == 'e' || s[j] == 'E') {
+				j++
+			}
+			if !validNumber(s[i:j]) {
+				return dst, i, false
+			}
+			dst, i = append(dst, s[i:j]...), j
+		default:
+			n := literalLen(s[i:])
+			if n == 0 {
+				return dst, i, false
+			}
+			dst, i = append(dst, s[i:i+n]...), i+n
+		}
+		// After a value: close what ends here, or go on to the next
+		// member.
+		for {
+			if open == 0 {
+				return dst, i, true
+			}
+			i = skipWSs(s, i)
+			if i >= len(s) {
+				return dst, i, false
+			}
+			closer := byte(']')
+			if objects&1 != 0 {
+				closer = '}'
+			}
+			if c := s[i]; c == ',' {
+				dst = append(dst, ',')
+				i = skipWSs(s, i+1)
+				if objects&1 != 0 {
+					if dst, i, ok = compactKey(dst, s, i); !ok {
+						return dst, i, false
+					}
+				}
+				break
+			} else if c != closer {
+				return dst, i, false
+			}
+			dst = append(dst, closer)
+			i++
+			objects >>= 1
+			open--
 		}
 	}
-	return dst, i, false
 }
 
+// compactObject is compactValue for a value that must be an object.
 func compactObject(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool) {
-	dst = append(dst, '{')
-	i = skipWSs(s, i+1)
-	if i < len(s) && s[i] == '}' {
-		return append(dst, '}'), i + 1, true
+	if i >= len(s) || s[i] != '{' {
+		return dst, i, false
 	}
-	for {
-		if i >= len(s) || s[i] != '"' {
-			return dst, i, false
-		}
-		if dst, i, ok = compactString(dst, s, i); !ok {
-			return dst, i, false
-		}
-		i = skipWSs(s, i)
-		if i >= len(s) || s[i] != ':' {
-			return dst, i, false
-		}
-		dst = append(dst, ':')
-		i = skipWSs(s, i+1)
-		if dst, i, ok = compactValue(dst, s, i, depth+1); !ok {
-			return dst, i, false
-		}
-		var done bool
-		if dst, i, done, ok = afterMember(dst, s, i, '}'); !ok || done {
-			return dst, i, ok
-		}
-	}
+	return compactValue(dst, s, i, depth)
 }
 
-// afterMember reads what follows a member of a list or object closed by
-// closer: a comma (the next member follows) or the closer (done).
-func afterMember(dst []byte, s string, i int, closer byte) (_ []byte, _ int, done, ok bool) {
+// compactKey appends an object's key at s[i:] and its colon, and skips
+// to the value.
+func compactKey(dst []byte, s string, i int) (_ []byte, _ int, ok bool) {
+	if i >= len(s) || s[i] != '"' {
+		return dst, i, false
+	}
+	if dst, i, ok = compactString(dst, s, i); !ok {
+		return dst, i, false
+	}
 	i = skipWSs(s, i)
-	if i >= len(s) {
-		return dst, i, false, false
+	if i >= len(s) || s[i] != ':' {
+		return dst, i, false
 	}
-	switch s[i] {
-	case ',':
-		return append(dst, ','), skipWSs(s, i+1), false, true
-	case closer:
-		return append(dst, closer), i + 1, true, true
+	return append(dst, ':'), skipWSs(s, i+1), true
+}
+
+// literalLen is the length of the JSON literal s starts with, or 0.
+func literalLen(s string) int {
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if len(s) >= len(lit) && s[:len(lit)] == lit {
+			return len(lit)
+		}
 	}
-	return dst, i, false, false
+	return 0
 }
 
 // compactString copies the JSON string at s[i:] when decoding and
@@ -226,9 +267,10 @@ func (p *Parser) fastCall(content string, keys objectKeys) (dcall, bool) {
 			}
 			// The compact form is never longer than the source
 			// (the object and what follows it in the block).
-			if c.args, j, ok = compactObject(make([]byte, 0, len(content)-j), content, j, 0); !ok {
+			if c.args, j, ok = compactObject(p.arena.room(len(content)-j), content, j, 0); !ok {
 				return dcall{}, false
 			}
+			c.args = p.arena.keep(c.args)
 			haveArgs = true
 		default:
 			return dcall{}, false

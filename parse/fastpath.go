@@ -33,19 +33,68 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		return false
 	}
 	b.buf = b.buf[:old+len(chunk)]
-	copy(b.buf[old:], chunk)
 	p.pos += len(chunk)
-	if b.jmode == 1 && b.jend == 0 && (b.startSent || b.earlyDone) {
+	started := b.startSent || b.earlyDone
+	if b.jmode == 1 && b.jend == 0 {
 		// Inside a call's JSON value (jsonInTag): only the value's
-		// end can change anything.
-		end := b.track()
-		if end < 0 {
+		// end can change anything, and, before the call start is out,
+		// the end of the tool name. The chunk is copied and looked at
+		// in one loop; a chunk without a quote, bracket or backslash
+		// (most of a value) leaves track's state as it is, unless an
+		// escape is pending, so track is not even called.
+		dst := b.buf[old:]
+		var special uint8
+		for i := 0; i < len(chunk) && i < len(dst); i++ {
+			c := chunk[i]
+			dst[i] = c
+			special |= trackSpecial[c]
+		}
+		if special == 0 && !b.esc {
+			b.vpos = len(b.buf)
+			if started {
+				return true
+			}
+			if b.nameMissed && b.op.syn == nil && !hasNameEnd(b.buf[max(old, b.vstart):]) {
+				// The name cannot have ended here: early only
+				// checks how far the window has grown, and emits
+				// nothing.
+				p.early(old)
+				return true
+			}
+		}
+		if started {
+			end := b.track()
+			if end < 0 {
+				return true
+			}
+			b.jend = end
+		}
+	} else if started && b.findsEnd() && max(b.vstart, b.scanFrom) >= old {
+		// A block whose end is its closing marker (qwen3-coder's
+		// <tool_call>), with no part of a marker pending: a chunk
+		// without the first byte of the closer (or of the opener,
+		// where a repeat ends the block) changes nothing but where
+		// findEnd looks next.
+		dst := b.buf[old:]
+		c0, m0 := b.op.closerB[0], byte(0)
+		if b.op.reopen && len(b.op.markerB) > 0 {
+			m0 = b.op.markerB[0]
+		}
+		hit := false
+		for i := 0; i < len(chunk) && i < len(dst); i++ {
+			c := chunk[i]
+			dst[i] = c
+			hit = hit || c == c0 || c == m0
+		}
+		if !hit {
+			b.scanFrom = len(b.buf)
 			return true
 		}
-		b.jend = end
+	} else {
+		copy(b.buf[old:], chunk)
 	}
 	st, end := b.advance(old, false)
-	if st == stMore && (b.startSent || b.earlyDone) {
+	if st == stMore && started {
 		return true
 	}
 	p.emit = emit

@@ -23,7 +23,7 @@ func (p *Parser) finish(end int, eof bool) {
 	b := &p.b
 	p.inBlock = false
 	b.buf = b.buf[:end]
-	raw := string(b.buf)
+	raw := p.arena.str(b.buf)
 	cs, ce := b.vstart, b.vend
 	if ce > len(raw) || ce < cs {
 		ce = len(raw)

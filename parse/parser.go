@@ -57,6 +57,8 @@ type Parser struct {
 	ids []string
 	// scratch holds the calls of the block being finished.
 	scratch []dcall
+	// arena holds the Raw text and arguments of emitted calls.
+	arena arena
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
