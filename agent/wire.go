@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/toolharness/toolharness/chat"
@@ -64,7 +65,11 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 		}
 	}
 	var derived *derive.Result
-	if j := fam.Jinja(); j != nil && o.Format == "" {
+	if j := fam.Jinja(); j != nil && o.Format == "" && !slices.Contains(parse.Formats(), fam.NativeFormat) {
+		// A template whose calls no named format reads (a loaded one
+		// outside the families, or one that adopted a derived syntax):
+		// learn them. A family with a named native format (the built-in
+		// ones) needs no derivation; promptTail below primes its parser.
 		d, err := deriveLoaded(j, &fam)
 		if err != nil {
 			return nil, err
@@ -93,31 +98,25 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 	if _, err := render.Catalog(format, nil); err != nil && format != fam.NativeFormat {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
 	}
-	return &renderer{fam: fam, format: format, opts: o, output: derived, tail: promptTail(fam, format)}, nil
+	r := &renderer{fam: fam, format: format, opts: o, output: derived}
+	if derived == nil {
+		// What was derived primes its own parser (NewParser).
+		r.tail = promptTail(fam, format)
+	}
+	return r, nil
 }
 
-// deriveLoaded learns the call syntax of a loaded template (package
-// derive). Outside the built-in families the template writes calls in its
-// own syntax: the family adopts it, so that the template renders catalog
-// and calls itself and the parser reads what it writes. A built-in family
-// keeps its own format; what was derived only primes the parser when the
-// generation prompt ends inside the call syntax (gpt-oss), and a template
-// that cannot be derived leaves it as it was.
+// deriveLoaded learns the call syntax of a loaded template outside the
+// built-in families (package derive): the family adopts it, so that the
+// template renders catalog and calls itself and the parser reads what it
+// writes. A template that writes no calls is left as it was.
 func deriveLoaded(j *templates.Jinja, fam *templates.Family) (*derive.Result, error) {
-	builtin := fam.NativeFormat != ""
 	res, err := derive.Template(j, time.Time{}, nil)
-	switch {
-	case err != nil && builtin:
-		return nil, nil
-	case err != nil:
+	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
-	case !res.WritesCalls:
+	}
+	if !res.WritesCalls {
 		return nil, nil
-	case builtin:
-		if res.PromptTail == "" {
-			return nil, nil
-		}
-		return &res, nil
 	}
 	*fam = derive.Adopt(*fam, res)
 	return &res, nil
