@@ -65,7 +65,7 @@ func TestCLIConventions(t *testing.T) {
 	nameNumber := file("namenumber.json", `[{"name":7}]`)
 	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
 	qwenFolder := file("qwen3/chat_template.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
-	ggufQwen3Tokens := ggufWithTemplate(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
+	ggufQwen3Tokens := ollamatest.TemplateModel(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
 	noCalls := file("nocalls.jinja", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
 	raises := file("raises.jinja", `{{ raise_exception("roles must alternate user/assistant") }}`)
 	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
@@ -269,19 +269,6 @@ func readTestFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
-}
-
-// ggufWithTemplate writes the test Ollama's tiny GGUF with a chat template
-// that is no family's; its ChatML control tokens are in the vocabulary.
-func ggufWithTemplate(t *testing.T, dir, chatTemplate string) string {
-	t.Helper()
-	spec := ollamatest.DefaultSpec()
-	spec.ChatTemplate = chatTemplate
-	p := filepath.Join(dir, "tiny.gguf")
-	if err := ollamatest.WriteModel(p, spec); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func firstLine(t *testing.T, path string) string {

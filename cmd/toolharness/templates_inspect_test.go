@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolharness/toolharness/derive"
+	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/templates"
 )
 
@@ -180,7 +181,7 @@ func TestTemplatesInspectGGUF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gguf := ggufWithTemplate(t, t.TempDir(), string(src))
+	gguf := ollamatest.TemplateModel(t, t.TempDir(), string(src))
 	for _, args := range [][]string{{"templates", "inspect", gguf}, {"templates", "inspect", "-"}} {
 		out, stderr, code := runCLI(t, string(src), args...)
 		if code != 0 {

@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/ollama/ollama/fs/ggml"
 )
@@ -234,4 +236,18 @@ func tensor(name string, data f32s, shape ...int) *ggml.Tensor {
 		s[i] = uint64(n)
 	}
 	return &ggml.Tensor{Name: name, Kind: uint32(ggml.TensorTypeF32), Shape: s, WriterTo: data}
+}
+
+// TemplateModel writes the tiny model with chatTemplate as its
+// tokenizer.chat_template to dir/tiny.gguf and returns the path, for tests
+// of template loading (the vocabulary holds ChatML's control tokens).
+func TemplateModel(t testing.TB, dir, chatTemplate string) string {
+	t.Helper()
+	spec := DefaultSpec()
+	spec.ChatTemplate = chatTemplate
+	p := filepath.Join(dir, "tiny.gguf")
+	if err := WriteModel(p, spec); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -129,22 +129,10 @@ func TestLoadFilesAndFolders(t *testing.T) {
 	}
 }
 
-// tinyGGUF writes the test Ollama's tiny model with a chat template.
-func tinyGGUF(t testing.TB, dir, chatTemplate string) string {
-	t.Helper()
-	spec := ollamatest.DefaultSpec()
-	spec.ChatTemplate = chatTemplate
-	p := filepath.Join(dir, "tiny.gguf")
-	if err := ollamatest.WriteModel(p, spec); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // tinyGGUFBytes is the content of tinyGGUF.
 func tinyGGUFBytes(t testing.TB, chatTemplate string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(tinyGGUF(t, t.TempDir(), chatTemplate))
+	data, err := os.ReadFile(ollamatest.TemplateModel(t, t.TempDir(), chatTemplate))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +144,7 @@ func TestFromGGUF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := tinyGGUF(t, t.TempDir(), string(glm))
+	path := ollamatest.TemplateModel(t, t.TempDir(), string(glm))
 	got, err := Load(path, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +162,7 @@ func TestFromGGUF(t *testing.T) {
 		t.Errorf("family %s native %q: GLM-4.5 is no built-in family", f.Name, f.NativeFormat)
 	}
 
-	noTemplate := tinyGGUF(t, t.TempDir(), "")
+	noTemplate := ollamatest.TemplateModel(t, t.TempDir(), "")
 	if _, err := Load(noTemplate, Options{}); !errors.Is(err, ErrNoTemplate) {
 		t.Errorf("GGUF without a template: err = %v, want ErrNoTemplate", err)
 	}
