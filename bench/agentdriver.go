@@ -36,12 +36,12 @@ type AgentDriver struct {
 	ConstrainMaxString int
 	Options            backend.Options
 
-	mu        sync.Mutex
-	templates map[string]string
-	families  map[string]templates.Family
+	mu       sync.Mutex
+	families map[string]templates.Family
 }
 
-// family asks Family once per endpoint and model; an error is not kept,
+// family is a model's chat template, found once per endpoint and model
+// (through Family, else the family Template names); an error is not kept,
 // so the next case asks again.
 func (d *AgentDriver) family(ctx context.Context, endpoint, model string) (templates.Family, error) {
 	d.mu.Lock()
@@ -53,12 +53,29 @@ func (d *AgentDriver) family(ctx context.Context, endpoint, model string) (templ
 	if f, ok := d.families[key]; ok {
 		return f, nil
 	}
-	fam, err := d.Family(ctx, endpoint, model)
+	fam, err := d.findFamily(ctx, endpoint, model)
 	if err != nil {
 		return templates.Family{}, err
 	}
 	d.families[key] = fam
 	return fam, nil
+}
+
+func (d *AgentDriver) findFamily(ctx context.Context, endpoint, model string) (templates.Family, error) {
+	if d.Family != nil {
+		return d.Family(ctx, endpoint, model)
+	}
+	name := ""
+	if d.Template != nil {
+		var err error
+		if name, err = d.Template(ctx, endpoint, model); err != nil {
+			return templates.Family{}, err
+		}
+	}
+	if name == "" {
+		return templates.Family{}, agent.ErrNoTemplate
+	}
+	return templates.Lookup(name)
 }
 
 // RunCase implements Driver.
@@ -71,26 +88,17 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if format == "auto" {
 		format = "" // the family's native format
 	}
-	opts := agent.RendererOptions{Format: format}
-	if d.Family != nil {
-		fam, err := d.family(ctx, endpoint, cell.Model)
-		if err != nil {
-			return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
-		}
-		opts.Family = &fam
-		if format == "" && cell.Mode == string(backend.ModeChat) && fam.Jinja() != nil && fam.NativeFormat == "" {
-			// Chat mode sends the catalog as text, in a format package
-			// render writes (the family's default): the call syntax
-			// derived from a loaded template is written only by the
-			// template itself, in raw mode.
-			opts.Format = fam.DefaultFormat
-		}
-	} else {
-		tmpl, err := d.template(ctx, endpoint, cell.Model)
-		if err != nil {
-			return CaseRun{}, err
-		}
-		opts.Template = tmpl
+	fam, err := d.family(ctx, endpoint, cell.Model)
+	if err != nil {
+		return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
+	}
+	opts := agent.RendererOptions{Family: &fam, Format: format}
+	if format == "" && cell.Mode == string(backend.ModeChat) && fam.Jinja() != nil && fam.NativeFormat == "" {
+		// Chat mode sends the catalog as text, in a format package
+		// render writes (the family's default): the call syntax derived
+		// from a loaded template is written only by the template itself,
+		// in raw mode.
+		opts.Format = fam.DefaultFormat
 	}
 	renderer, err := agent.NewRenderer(opts)
 	if err != nil {
@@ -149,27 +157,4 @@ func fromAttempt(a agent.Attempt) ParseResult {
 		p.Errors = append(p.Errors, Problem{Kind: e.Kind, Message: e.Message})
 	}
 	return p
-}
-
-// template asks Template once per endpoint and model; an error is not
-// kept, so the next case asks again.
-func (d *AgentDriver) template(ctx context.Context, endpoint, model string) (string, error) {
-	if d.Template == nil {
-		return "", nil
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.templates == nil {
-		d.templates = map[string]string{}
-	}
-	key := endpoint + "\x00" + model
-	if t, ok := d.templates[key]; ok {
-		return t, nil
-	}
-	t, err := d.Template(ctx, endpoint, model)
-	if err != nil {
-		return "", err
-	}
-	d.templates[key] = t
-	return t, nil
 }
