@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/toolharness/toolharness/chat"
@@ -235,4 +237,15 @@ func Retryable(err error) bool {
 		return e.Status >= 500 || e.Status == 429
 	}
 	return false
+}
+
+// IsDial reports whether err means the server was never reached: a dial
+// error, a DNS failure or a refused connection.
+func IsDial(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }

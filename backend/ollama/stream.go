@@ -106,7 +106,7 @@ func classify(err error, consumed bool, parent, sctx context.Context) error {
 		e.Kind, e.Status, e.Message = backend.KindServer, se.StatusCode, se.ErrorMessage
 	case errors.As(err, &ae):
 		e.Kind, e.Status, e.Message = backend.KindServer, ae.StatusCode, ae.Status
-	case transport.IsDial(err):
+	case backend.IsDial(err):
 		e.Kind = backend.KindUnreachable
 	case isTransportError(err):
 		// The connection was made, then lost (server killed, reset).

@@ -236,7 +236,7 @@ func serverMessage(data []byte) string {
 // (server killed, reset). fail sets Consumed.
 func classify(err error, w *transport.Watchdog) error {
 	kind := backend.KindStreamCut
-	if transport.IsDial(err) {
+	if backend.IsDial(err) {
 		kind = backend.KindUnreachable
 	}
 	return w.Fail(err, kind, false)

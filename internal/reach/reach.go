@@ -63,19 +63,10 @@ func FromError(err error, kind, url string) *Error {
 		if be.Backend != "" {
 			kind = be.Backend
 		}
-	} else if !isDial(err) {
+	} else if !backend.IsDial(err) {
 		return nil
 	}
 	return &Error{Server: ServerName(kind), URL: url, Cause: cause(err), Err: err}
-}
-
-func isDial(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // cause is the innermost reason, without Go's "dial tcp …: connect:"
@@ -119,7 +110,7 @@ func Probe(ctx context.Context, kind, url string, timeout time.Duration) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		if ctx.Err() != nil && !isDial(err) {
+		if ctx.Err() != nil && !backend.IsDial(err) {
 			return &Error{Server: ServerName(kind), URL: url, Cause: fmt.Sprintf("no answer within %s", timeout), Err: err}
 		}
 		return &Error{Server: ServerName(kind), URL: url, Cause: cause(err), Err: err}

@@ -6,7 +6,6 @@
 //     the caller's and cancels it, with a *StallError as the cause, when no
 //     data arrives for the timeout; Fail and Interrupted then tell a stall
 //     from the caller's own cancellation.
-//   - IsDial: whether a client error means the server was never reached.
 //   - Retry: tries again with doubling backoff only failures that
 //     backend.Retryable allows (nothing consumed, transient).
 //   - ReadErrorBody: reads a bounded amount of a non-2xx answer, through

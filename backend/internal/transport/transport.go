@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
@@ -97,17 +95,6 @@ func Interrupted(backendName string, parent, rctx context.Context, consumed bool
 		return &backend.Error{Kind: backend.KindStalled, Backend: backendName, Consumed: consumed, Err: stall}
 	}
 	return nil
-}
-
-// IsDial reports whether err means the server was never reached: a dial
-// error, a DNS failure or a refused connection.
-func IsDial(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // Retry is a backend's retry policy.
