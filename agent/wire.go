@@ -3,8 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/derive"
@@ -65,16 +63,14 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 		}
 	}
 	var derived *derive.Result
-	if j := fam.Jinja(); j != nil && o.Format == "" && !slices.Contains(parse.Formats(), fam.NativeFormat) {
-		// A template whose calls no named format reads (a loaded one
-		// outside the families, or one that adopted a derived syntax):
-		// learn them. A family with a named native format (the built-in
-		// ones) needs no derivation; promptTail below primes its parser.
-		d, err := deriveLoaded(j, &fam)
-		if err != nil {
-			return nil, err
+	if o.Format == "" {
+		// A loaded template whose calls no named format reads: learn
+		// them (a built-in family needs no derivation; promptTail below
+		// primes its parser).
+		var err error
+		if fam, derived, err = derive.Own(fam); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
 		}
-		derived = d
 	}
 	format := o.Format
 	if format == "" {
@@ -104,22 +100,6 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 		r.tail = promptTail(fam, format)
 	}
 	return r, nil
-}
-
-// deriveLoaded learns the call syntax of a loaded template outside the
-// built-in families (package derive): the family adopts it, so that the
-// template renders catalog and calls itself and the parser reads what it
-// writes. A template that writes no calls is left as it was.
-func deriveLoaded(j *templates.Jinja, fam *templates.Family) (*derive.Result, error) {
-	res, err := derive.Template(j, time.Time{}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	if !res.WritesCalls {
-		return nil, nil
-	}
-	*fam = derive.Adopt(*fam, res)
-	return &res, nil
 }
 
 func (r *renderer) Format() string { return r.format }

@@ -1,7 +1,11 @@
 package derive
 
 import (
+	"slices"
+
 	"time"
+
+	"github.com/toolharness/toolharness/parse"
 
 	"github.com/toolharness/toolharness/templates"
 )
@@ -24,6 +28,27 @@ func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error)
 		return templates.Family{}, Result{}, err
 	}
 	return Adopt(fam, res), res, nil
+}
+
+// Own gives a family made of a loaded template the call syntax derived
+// from it, so that the template itself writes catalog and calls (as
+// transformers would render them) and the parser reads what it writes.
+// A family with no template, or whose native format is one a named parser
+// reads (the built-in families), is returned as it is, as is one whose
+// template writes no calls; res is then nil.
+func Own(fam templates.Family) (_ templates.Family, res *Result, err error) {
+	j := fam.Jinja()
+	if j == nil || slices.Contains(parse.Formats(), fam.NativeFormat) {
+		return fam, nil, nil
+	}
+	r, err := Template(j, time.Time{}, nil)
+	if err != nil {
+		return fam, nil, err
+	}
+	if !r.WritesCalls {
+		return fam, nil, nil
+	}
+	return Adopt(fam, r), &r, nil
 }
 
 // Adopt returns fam with the derived call syntax as its native and default

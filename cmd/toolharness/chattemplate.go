@@ -72,21 +72,13 @@ func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
 }
 
 // withOwnCalls gives a loaded template outside the built-in families the
-// call syntax derived from it as its native format, so that the template
-// itself writes the catalog and the calls (as transformers would render
-// it) instead of the prompted default format's text; agent.NewRenderer
-// does the same for run, chat and bench. A built-in family, or a template
-// that writes no calls, is returned as it is.
+// call syntax derived from it as its native format (derive.Own), so that
+// the template itself writes the catalog and the calls instead of the
+// prompted default format's text; agent.NewRenderer does the same for
+// run, chat and bench.
 func withOwnCalls(f templates.Family) (templates.Family, error) {
-	j := f.Jinja()
-	if j == nil || f.NativeFormat != "" {
-		return f, nil
-	}
-	res, err := derive.Template(j, time.Time{}, nil)
-	if err != nil {
-		return templates.Family{}, err
-	}
-	return derive.Adopt(f, res), nil
+	f, _, err := derive.Own(f)
+	return f, err
 }
 
 // commandFamily resolves the template flags, else asks the server about
