@@ -41,6 +41,8 @@
 //	func Derive(r Renderer, tok Tokens) (Result, error)
 //	func Template(t *templates.Jinja, now time.Time, extra map[string]json.RawMessage) (Result, error)
 //	func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error)
+//	func Own(fam templates.Family) (templates.Family, *Result, error)   // a loaded family adopts its derived syntax
+//	func Adopt(fam templates.Family, res Result) templates.Family
 //	func (r Result) NewParser(opts parse.Options) (*parse.Parser, error)
 //	func (r Result) NewOutputParser(opts parse.Options) (*OutputParser, error)
 //	func Prime(p *parse.Parser, tail string) *OutputParser
