@@ -87,7 +87,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	r := c.Renderer
 	if r == nil {
 		var err error
-		if r, err = NewRenderer(RendererOptions{Template: c.Template, Format: c.Format, Strict: c.Strict}); err != nil {
+		if r, err = NewRenderer(RendererOptions{Template: c.Template, Format: c.Format, Strict: c.Strict, Chat: c.Mode == backend.ModeChat}); err != nil {
 			return res, err
 		}
 	}

@@ -20,6 +20,11 @@ type RendererOptions struct {
 	Format   string // tool-call format ("" = the family's default)
 	Strict   bool   // parser repairs off
 	Verbatim bool   // framing safety off
+	// Chat says the renderer serves chat mode, where the catalog travels
+	// as text in a format package render writes: a loaded template's own
+	// call syntax, which only the template writes (raw mode), is then not
+	// adopted, and the family's default format is used.
+	Chat bool
 	// StopAfterCall adds the format's stop sequences (</tool_call>, …), so
 	// generation ends right after a call block. Off by default: it would
 	// cut parallel calls, and the server keeps the stop sequence's tokens
@@ -63,7 +68,7 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 		}
 	}
 	var derived *derive.Result
-	if o.Format == "" {
+	if o.Format == "" && !o.Chat {
 		// A loaded template whose calls no named format reads: learn
 		// them (a built-in family needs no derivation; promptTail below
 		// primes its parser).

@@ -72,3 +72,31 @@ func TestRendererLoadedTemplateSyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestRendererChatKeepsTextFormat: in chat mode the catalog travels as
+// text, so a loaded template's own call syntax (written only by the
+// template, in raw mode) is not adopted: the family's default text format
+// is used, and the chat message list renders.
+func TestRendererChatKeepsTextFormat(t *testing.T) {
+	fam := loadedFamily(t, "../templates/testdata/conformance/templates/zai-org-GLM-4.5.jinja", templates.SpecialTokens{EOS: "<stop>"})
+	tools := []chat.Tool{{Name: "lookup", Description: "Look up.", Parameters: []byte(`{"type": "object", "properties": {"city": {"type": "string"}}}`)}}
+	for _, tc := range []struct {
+		chat   bool
+		format string
+	}{{false, "glm45"}, {true, fam.DefaultFormat}} {
+		r, err := NewRenderer(RendererOptions{Family: &fam, Chat: tc.chat})
+		if err != nil {
+			t.Fatalf("chat %v: %v", tc.chat, err)
+		}
+		if r.Format() != tc.format {
+			t.Errorf("chat %v: format %q, want %q", tc.chat, r.Format(), tc.format)
+		}
+		if !tc.chat {
+			continue
+		}
+		msgs, err := r.Messages(System{Text: "Be brief.", Tools: tools}, []Msg{{Message: chat.Message{Role: chat.RoleUser, Content: "hi"}}})
+		if err != nil || len(msgs) == 0 || !strings.Contains(msgs[0].Content, "lookup") {
+			t.Errorf("chat messages %+v, %v: want the catalog as text in the system message", msgs, err)
+		}
+	}
+}

@@ -92,14 +92,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
 	}
-	opts := agent.RendererOptions{Family: &fam, Format: format}
-	if format == "" && cell.Mode == string(backend.ModeChat) && fam.Jinja() != nil && fam.NativeFormat == "" {
-		// Chat mode sends the catalog as text, in a format package
-		// render writes (the family's default): the call syntax derived
-		// from a loaded template is written only by the template itself,
-		// in raw mode.
-		opts.Format = fam.DefaultFormat
-	}
+	opts := agent.RendererOptions{Family: &fam, Format: format, Chat: cell.Mode == string(backend.ModeChat)}
 	renderer, err := agent.NewRenderer(opts)
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)

@@ -67,13 +67,6 @@ func New(b backend.Backend, opts Options) (*Model, error) {
 	if b == nil {
 		return nil, errors.New("llmtools: nil backend")
 	}
-	r := opts.Renderer
-	if r == nil {
-		var err error
-		if r, err = agent.NewRenderer(agent.RendererOptions{Template: opts.Template, Family: opts.Family, Format: opts.Format}); err != nil {
-			return nil, fmt.Errorf("llmtools: %w", err)
-		}
-	}
 	caps := b.Capabilities()
 	if opts.Mode == "" {
 		opts.Mode = backend.ModeRaw
@@ -83,6 +76,14 @@ func New(b backend.Backend, opts Options) (*Model, error) {
 	}
 	if (opts.Mode == backend.ModeRaw && !caps.Raw) || (opts.Mode == backend.ModeChat && !caps.Chat) {
 		return nil, fmt.Errorf("llmtools: the backend cannot complete in %s mode", opts.Mode)
+	}
+	r := opts.Renderer
+	if r == nil {
+		var err error
+		if r, err = agent.NewRenderer(agent.RendererOptions{Template: opts.Template, Family: opts.Family, Format: opts.Format,
+			Chat: opts.Mode == backend.ModeChat}); err != nil {
+			return nil, fmt.Errorf("llmtools: %w", err)
+		}
 	}
 	return &Model{b: b, r: r, opts: opts, raw: map[string]string{}}, nil
 }

@@ -185,15 +185,8 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			return nil, err
 		}
 	}
-	format := c.String("format")
-	if format == "" && c.String("mode") == "chat" && fam.Jinja() != nil && fam.NativeFormat == "" {
-		// Chat mode sends the catalog as text in a system message, in a
-		// format package render writes: the default (hermes), not the
-		// call syntax derived from the template, which only the template
-		// itself writes (raw mode).
-		format = fam.DefaultFormat
-	}
-	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: format, Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
+	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Chat: c.String("mode") == "chat",
+		Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
 	if err != nil {
 		return nil, err
 	}
