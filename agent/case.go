@@ -187,7 +187,7 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 		req.Prompt, err = r.Prompt(sys, hist)
 	}
 	if err != nil {
-		return a, nil, fmt.Errorf("agent: render: %w", err)
+		return a, nil, fmt.Errorf("agent: %w", err) // package render's errors say "render: …"
 	}
 	a.Prompt = req.Prompt
 	var raw, content strings.Builder

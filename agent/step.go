@@ -102,12 +102,12 @@ func (s *Session) render(mustCall bool) (req backend.Request, key string, parser
 	}
 	if s.cfg.Mode == backend.ModeChat {
 		if req.Messages, err = s.tr.Messages(s.hist); err != nil {
-			return req, "", nil, fmt.Errorf("agent: render: %w", err)
+			return req, "", nil, err // the transcript's errors say "agent: …" already
 		}
 		return req, promptKey("", req.Messages), parser, nil
 	}
 	if req.Prompt, err = s.tr.Prompt(s.hist); err != nil {
-		return req, "", nil, fmt.Errorf("agent: render: %w", err)
+		return req, "", nil, err
 	}
 	if s.tokenHistory {
 		req.TokenSpans = s.spansFor(req.Prompt)
