@@ -1,5 +1,7 @@
 package parse
 
+import "bytes"
+
 // nameWindow bounds how far into a block the tool name is looked for while
 // it streams, so that looking costs O(1) per chunk.
 const nameWindow = 512
@@ -47,6 +49,29 @@ type block struct {
 	// 2 plain content; jend is where that value ended (0: not yet).
 	jmode uint8
 	jend  int
+	// inValue: jmode 1 before jend, with the call start out (or no
+	// longer looked for): what valueChunk needs.
+	inValue bool
+	// How valueEnd finds the end of a jmode 1 value (see there). keys
+	// are the call object's keys, fast says the value can be read by
+	// the fast path; slow says it is tracked instead. seen is how far
+	// valueEnd looked, lastClose where the last closing bracket it saw
+	// ended. pre is what the fast path read
+	// of the value at preAt, when preOK.
+	keys            objectKeys
+	fast, slow      bool
+	seen, lastClose int
+	ar              *arena
+	pre        fastObject
+	preAt      int
+	preOK      bool
+	// leading is what nameChunk read of the call object so far, inName
+	// that it ends inside the name.
+	leading verdict
+	inName  bool
+	// closerAt is where jsonInTag saw the closing marker start, while it
+	// is not all there.
+	closerAt int
 
 	closed, reopened, trailed bool
 	startSent, earlyDone      bool
@@ -70,8 +95,8 @@ func hasNameEnd(s []byte) bool {
 }
 
 func (b *block) reset(op *opener, start int) {
-	buf := b.buf[:0]
-	*b = block{op: op, start: start, buf: buf}
+	buf, ar := b.buf[:0], b.ar
+	*b = block{op: op, start: start, buf: buf, ar: ar}
 }
 
 func (b *block) contentLen() int { return len(b.buf) - b.vstart }
@@ -251,10 +276,11 @@ func (b *block) jsonInTag(eof bool) (status, int, bool) {
 			b.jmode = 2
 			return 0, 0, false
 		}
-		b.jmode, b.vpos = 1, j
+		b.jmode, b.vpos, b.seen = 1, j, j
+		b.slow = !b.fast || buf[j] != '{'
 	}
 	if b.jend == 0 {
-		end := b.track()
+		end := b.valueEnd(eof, false)
 		if end < 0 {
 			if eof {
 				b.vend = len(buf)
@@ -272,6 +298,7 @@ func (b *block) jsonInTag(eof bool) (status, int, bool) {
 		b.vend, b.closed = j, true
 		return stDone, j + len(t), true
 	case rem < len(t) && string(buf[j:]) == t[:rem] && !eof:
+		b.closerAt = j
 		return stMore, 0, true
 	case rem == 0 && eof:
 		// The closer was a stop sequence.
@@ -281,6 +308,50 @@ func (b *block) jsonInTag(eof bool) (status, int, bool) {
 	b.vend, b.reopened = b.jend, true
 	return stDone, b.jend, true
 }
+
+// valueEnd returns the index after the JSON value of a jsonInTag block,
+// or -1 if it has not ended yet. Nearly every such value is one plain call
+// object followed by the closing marker; its end is where the fast path,
+// which reads and compacts it, finishes, so the value is read once rather
+// than tracked byte by byte and read again. The read is tried when the
+// value may be over: at a '<' (a closing marker may start), at the end of
+// the output, or once proseAfterValue bytes followed the last closing
+// bracket (prose after a call left unclosed, which should not wait for
+// the end of the output to be text again). now says the caller saw such
+// a point already. A value the fast path does not read (not plain, or not
+// all there: a '<' inside a string) makes the block slow: track follows
+// the value from its start, as for any other value, and its end is the
+// same either way.
+func (b *block) valueEnd(eof, now bool) int {
+	if !b.slow {
+		buf := b.buf
+		if !now && !eof {
+			seen := buf[b.seen:]
+			b.seen = len(buf)
+			if bytes.IndexByte(seen, '<') < 0 {
+				for k := len(seen) - 1; k >= 0; k-- {
+					if valueMark[seen[k]] == markClosing {
+						b.lastClose = len(buf) - len(seen) + k + 1
+						break
+					}
+				}
+				if b.lastClose == 0 || len(buf)-b.lastClose <= proseAfterValue {
+					return -1
+				}
+			}
+		}
+		if f, ok := readFastObject(b.ar, buf, b.vpos, b.keys); ok {
+			b.pre, b.preAt, b.preOK = f, b.vpos, true
+			return f.end
+		}
+		b.slow = true
+	}
+	return b.track()
+}
+
+// proseAfterValue is how many bytes after a closing bracket valueEnd waits
+// for a '<' before it reads the value.
+const proseAfterValue = 64
 
 // afterClose is where a closed block's main part ends.
 func (b *block) afterClose() int {

@@ -22,12 +22,44 @@ func (p *Parser) decodeJSON(content string, base int, native string, arrayNative
 type objectKeys struct{ name, args string }
 
 func (p *Parser) decodeJSONKeys(content string, base int, keys objectKeys, arrayNative bool) ([]dcall, *Error) {
-	if c, ok := p.fastCall(content, keys); ok {
+	if c, ok := p.readCall(content, base, keys); ok {
 		// The slice is only read until the block's events are out.
 		p.scratch = append(p.scratch[:0], c)
 		return p.scratch, nil
 	}
 	return p.decodeJSONSlow(content, base, keys, arrayNative)
+}
+
+// readCall is fastCall, with what the block's valueEnd read already
+// when that was this content.
+func (p *Parser) readCall(content string, base int, keys objectKeys) (dcall, bool) {
+	b := &p.b
+	if !b.preOK || keys != b.keys {
+		return p.fastCall(content, keys)
+	}
+	i := skipWSs(content, 0)
+	f := b.pre
+	if base+i != b.start+b.preAt || skipWSs(content, i+f.end-b.preAt) != len(content) {
+		return p.fastCall(content, keys)
+	}
+	d := i - b.preAt
+	return dcall{name: content[f.nameFrom+d : f.nameTo+d], args: f.args}, true
+}
+
+// fastKeys are the keys of the call object the fast path reads in a
+// block opened by o, if it reads one: those decode gives decodeJSON.
+func (p *Parser) fastKeys(o *opener) (objectKeys, bool) {
+	switch o.dec {
+	case dToolCall:
+		return objectKeys{name: "name", args: "arguments"}, true
+	case dJSON:
+		native := "arguments"
+		if p.format == "json" || p.format == "auto" {
+			native = "parameters"
+		}
+		return objectKeys{name: "name", args: native}, true
+	}
+	return objectKeys{}, false
 }
 
 // decodeJSONSlow reads call objects through relaxed, with every repair.

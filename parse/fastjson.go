@@ -10,29 +10,64 @@ import "unicode/utf8"
 // Anything the fast path does not handle exactly as the slow path would
 // (escapes that decoding changes, invalid UTF-8, U+2028, Python literals,
 // trailing commas, other keys) makes it give up, and the slow path reads
-// the call: the output is the same bytes either way (TestFastCallMatches).
+// the call: the output is the same bytes either way (FuzzFastCall).
+//
+// The functions read either the block's bytes as they stream in or the
+// finished block's text, hence the type parameter.
+
+// text is what the fast path reads.
+type text interface{ ~string | ~[]byte }
 
 // maxFastDepth bounds the nesting the fast path follows.
 const maxFastDepth = 64
 
 // compactValue appends the JSON value at s[i:] to dst, compact, as
 // appendJSON would write the decoded value; it returns the index after
-// the value. ok is false when the value is not plain JSON. depth is the
-// nesting the value is at; values nest at most maxFastDepth deep.
+// the value. ok is false when the value is not plain JSON, or not all
+// there. depth is the nesting the value is at; values nest at most
+// maxFastDepth deep.
 //
 // It is one loop, with the open containers kept as a bit stack (bit 0:
-// the innermost is an object), rather than a call per value: for the
-// small objects calls carry, the calls and their results cost as much as
-// the bytes.
-func compactValue(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool) {
+// the innermost is an object), rather than a call per value; and it
+// copies runs of the source between whitespace rather than token by
+// token: for the small objects calls carry, calls and appends per token
+// cost more than the bytes.
+func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bool) {
 	var objects uint64
 	open := 0
+	from := i // s[from:i] is compact and not yet in dst
+	key := false
 	for {
+		if key {
+			// A member starts at s[i]: its key, a colon, and the
+			// value after them.
+			if i >= len(s) || s[i] != '"' {
+				return dst, i, false
+			}
+			if i, ok = stringEnd(s, i); !ok {
+				return dst, i, false
+			}
+			if j := skipWSs(s, i); j > i {
+				dst, from, i = append(dst, s[from:i]...), j, j
+			}
+			if i >= len(s) || s[i] != ':' {
+				return dst, i, false
+			}
+			i++
+			if j := skipWSs(s, i); j > i {
+				dst, from, i = append(dst, s[from:i]...), j, j
+			}
+			key = false
+		}
 		// A value starts at s[i].
 		if i >= len(s) || depth+open > maxFastDepth {
 			return dst, i, false
 		}
 		switch c := s[i]; {
+		case c == '"':
+			if i, ok = stringEnd(s, i); !ok {
+				return dst, i, false
+			}
 		case c == '{' || c == '[':
 			if open == 63 {
 				return dst, i, false
@@ -44,48 +79,43 @@ func compactValue(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool)
 				closer = '}'
 			}
 			open++
-			dst = append(dst, c)
-			i = skipWSs(s, i+1)
+			i++
+			if j := skipWSs(s, i); j > i {
+				dst, from, i = append(dst, s[from:i]...), j, j
+			}
 			if i < len(s) && s[i] == closer {
-				dst = append(dst, closer)
 				i++
 				objects >>= 1
 				open--
 				break
 			}
-			if c == '{' {
-				if dst, i, ok = compactKey(dst, s, i); !ok {
-					return dst, i, false
-				}
-			}
+			key = c == '{'
 			continue
-		case c == '"':
-			if dst, i, ok = compactString(dst, s, i); !ok {
-				return dst, i, false
-			}
 		case c == '-' || c >= '0' && c <= '9':
-			j := i
-			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '-' || s[j] == '+' || s[j] == '.' || s[j] == 'e' || s[j] == 'E') {
+			j := i + 1
+			for j < len(s) && numberByte[s[j]] {
 				j++
 			}
 			if !validNumber(s[i:j]) {
 				return dst, i, false
 			}
-			dst, i = append(dst, s[i:j]...), j
+			i = j
 		default:
-			n := literalLen(s[i:])
+			n := literalLen(s, i)
 			if n == 0 {
 				return dst, i, false
 			}
-			dst, i = append(dst, s[i:i+n]...), i+n
+			i += n
 		}
 		// After a value: close what ends here, or go on to the next
 		// member.
 		for {
 			if open == 0 {
-				return dst, i, true
+				return append(dst, s[from:i]...), i, true
 			}
-			i = skipWSs(s, i)
+			if j := skipWSs(s, i); j > i {
+				dst, from, i = append(dst, s[from:i]...), j, j
+			}
 			if i >= len(s) {
 				return dst, i, false
 			}
@@ -94,18 +124,15 @@ func compactValue(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool)
 				closer = '}'
 			}
 			if c := s[i]; c == ',' {
-				dst = append(dst, ',')
-				i = skipWSs(s, i+1)
-				if objects&1 != 0 {
-					if dst, i, ok = compactKey(dst, s, i); !ok {
-						return dst, i, false
-					}
+				i++
+				if j := skipWSs(s, i); j > i {
+					dst, from, i = append(dst, s[from:i]...), j, j
 				}
+				key = objects&1 != 0
 				break
 			} else if c != closer {
 				return dst, i, false
 			}
-			dst = append(dst, closer)
 			i++
 			objects >>= 1
 			open--
@@ -113,45 +140,29 @@ func compactValue(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool)
 	}
 }
 
-// compactObject is compactValue for a value that must be an object.
-func compactObject(dst []byte, s string, i, depth int) (_ []byte, _ int, ok bool) {
-	if i >= len(s) || s[i] != '{' {
-		return dst, i, false
+// numberByte marks the bytes a JSON number is made of.
+var numberByte = func() (t [256]bool) {
+	for _, c := range []byte("0123456789-+.eE") {
+		t[c] = true
 	}
-	return compactValue(dst, s, i, depth)
-}
+	return t
+}()
 
-// compactKey appends an object's key at s[i:] and its colon, and skips
-// to the value.
-func compactKey(dst []byte, s string, i int) (_ []byte, _ int, ok bool) {
-	if i >= len(s) || s[i] != '"' {
-		return dst, i, false
-	}
-	if dst, i, ok = compactString(dst, s, i); !ok {
-		return dst, i, false
-	}
-	i = skipWSs(s, i)
-	if i >= len(s) || s[i] != ':' {
-		return dst, i, false
-	}
-	return append(dst, ':'), skipWSs(s, i+1), true
-}
-
-// literalLen is the length of the JSON literal s starts with, or 0.
-func literalLen(s string) int {
+// literalLen is the length of the JSON literal at s[i:], or 0.
+func literalLen[T text](s T, i int) int {
 	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(s) >= len(lit) && s[:len(lit)] == lit {
+		if len(s)-i >= len(lit) && string(s[i:i+len(lit)]) == lit {
 			return len(lit)
 		}
 	}
 	return 0
 }
 
-// compactString copies the JSON string at s[i:] when decoding and
-// re-encoding it gives back the same bytes: escapes only of the kinds
-// appendString writes (\" \\ \n \r \t \b \f), valid UTF-8 without
-// U+2028 or U+2029, no raw control bytes.
-func compactString(dst []byte, s string, i int) ([]byte, int, bool) {
+// stringEnd returns the index after the JSON string at s[i:] when
+// decoding and re-encoding it gives back the same bytes: escapes only of
+// the kinds appendString writes (\" \\ \n \r \t \b \f), valid UTF-8
+// without U+2028 or U+2029, no raw control bytes.
+func stringEnd[T text](s T, i int) (int, bool) {
 	j := i + 1
 	ascii := true
 	for j < len(s) {
@@ -167,33 +178,31 @@ func compactString(dst []byte, s string, i int) ([]byte, int, bool) {
 		switch {
 		case c == '"':
 			if !ascii && !plainUTF8(s[i+1:j]) {
-				return dst, i, false
+				return i, false
 			}
-			return append(dst, s[i:j+1]...), j + 1, true
+			return j + 1, true
 		case c == '\\':
 			if j+1 >= len(s) {
-				return dst, i, false
+				return i, false
 			}
 			switch s[j+1] {
 			case '"', '\\', 'n', 'r', 't', 'b', 'f':
 				j += 2
 			default:
-				return dst, i, false
+				return i, false
 			}
 		case c < 0x20:
-			return dst, i, false
+			return i, false
 		default:
-			if c >= utf8.RuneSelf {
-				ascii = false
-			}
+			ascii = false
 			j++
 		}
 	}
-	return dst, i, false
+	return i, false
 }
 
-// plainByte marks the bytes of a JSON string that compactString copies
-// without a second look: printable ASCII other than '"' and '\\'.
+// plainByte marks the bytes of a JSON string that stringEnd skips without
+// a second look: printable ASCII other than '"' and '\\'.
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
@@ -202,16 +211,23 @@ var plainByte = func() (t [256]bool) {
 }()
 
 // plainUTF8: valid UTF-8 that appendString copies unchanged.
-func plainUTF8(s string) bool {
-	for _, r := range s {
+func plainUTF8[T text](s T) bool {
+	for k := 0; k < len(s); {
+		if s[k] < utf8.RuneSelf {
+			k++
+			continue
+		}
+		var rb [utf8.UTFMax]byte
+		r, n := utf8.DecodeRune(rb[:copy(rb[:], s[k:])])
 		if r == utf8.RuneError || r == '\u2028' || r == '\u2029' {
 			return false
 		}
+		k += n
 	}
 	return true
 }
 
-func skipWSs(s string, i int) int {
+func skipWSs[T text](s T, i int) int {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
 		i++
 	}
@@ -219,76 +235,96 @@ func skipWSs(s string, i int) int {
 }
 
 // plainKey reads a JSON string without escapes at s[i:] (a key or a tool
-// name) and returns its content and the index after it.
-func plainKey(s string, i int) (string, int, bool) {
+// name) and returns where its content starts and ends, and the index
+// after it.
+func plainKey[T text](s T, i int) (from, to, next int, ok bool) {
 	if i >= len(s) || s[i] != '"' {
-		return "", i, false
+		return 0, 0, i, false
 	}
 	for j := i + 1; j < len(s); j++ {
 		switch c := s[j]; {
 		case c == '"':
-			return s[i+1 : j], j + 1, true
+			return i + 1, j, j + 1, true
 		case c == '\\' || c < 0x20:
-			return "", i, false
+			return 0, 0, i, false
 		}
 	}
-	return "", i, false
+	return 0, 0, i, false
+}
+
+// fastObject is a call object read by readFastObject: where its name
+// is in the text read, its arguments (compact, in the arena), and the
+// index after it.
+type fastObject struct {
+	nameFrom, nameTo int
+	args             []byte
+	end              int
+}
+
+// readFastObject reads the plain call object at s[i:] whose keys are
+// exactly the name and arguments keys of keys, in either order.
+func readFastObject[T text](a *arena, s T, i int, keys objectKeys) (fastObject, bool) {
+	var f fastObject
+	if i >= len(s) || s[i] != '{' {
+		return f, false
+	}
+	i = skipWSs(s, i+1)
+	haveName, haveArgs := false, false
+	for {
+		kf, kt, j, ok := plainKey(s, i)
+		if !ok {
+			return f, false
+		}
+		j = skipWSs(s, j)
+		if j >= len(s) || s[j] != ':' {
+			return f, false
+		}
+		j = skipWSs(s, j+1)
+		switch k := s[kf:kt]; {
+		case string(k) == keys.name && !haveName:
+			if f.nameFrom, f.nameTo, j, ok = plainKey(s, j); !ok || f.nameTo == f.nameFrom {
+				return f, false
+			}
+			haveName = true
+		case string(k) == keys.args && !haveArgs:
+			if j >= len(s) || s[j] != '{' {
+				return f, false
+			}
+			// The compact form is never longer than the source
+			// (the object and what follows it in the block).
+			if f.args, j, ok = compactValue(a.room(len(s)-j), s, j, 0); !ok {
+				return f, false
+			}
+			f.args = a.keep(f.args)
+			haveArgs = true
+		default:
+			return f, false
+		}
+		j = skipWSs(s, j)
+		if j >= len(s) {
+			return f, false
+		}
+		switch s[j] {
+		case ',':
+			i = skipWSs(s, j+1)
+			continue
+		case '}':
+			if !haveName || !haveArgs {
+				return f, false
+			}
+			f.end = j + 1
+			return f, true
+		}
+		return f, false
+	}
 }
 
 // fastCall reads content that is exactly one plain call object with the
 // name and arguments keys of keys (and nothing else), in either order.
 func (p *Parser) fastCall(content string, keys objectKeys) (dcall, bool) {
-	i := skipWSs(content, 0)
-	if i >= len(content) || content[i] != '{' {
+	f, ok := readFastObject(&p.arena, content, skipWSs(content, 0), keys)
+	if !ok || skipWSs(content, f.end) != len(content) {
 		return dcall{}, false
 	}
-	i = skipWSs(content, i+1)
-	var c dcall
-	haveName, haveArgs := false, false
-	for {
-		k, j, ok := plainKey(content, i)
-		if !ok {
-			return dcall{}, false
-		}
-		j = skipWSs(content, j)
-		if j >= len(content) || content[j] != ':' {
-			return dcall{}, false
-		}
-		j = skipWSs(content, j+1)
-		switch {
-		case k == keys.name && !haveName:
-			if c.name, j, ok = plainKey(content, j); !ok || c.name == "" {
-				return dcall{}, false
-			}
-			haveName = true
-		case k == keys.args && !haveArgs:
-			if j >= len(content) || content[j] != '{' {
-				return dcall{}, false
-			}
-			// The compact form is never longer than the source
-			// (the object and what follows it in the block).
-			if c.args, j, ok = compactObject(p.arena.room(len(content)-j), content, j, 0); !ok {
-				return dcall{}, false
-			}
-			c.args = p.arena.keep(c.args)
-			haveArgs = true
-		default:
-			return dcall{}, false
-		}
-		j = skipWSs(content, j)
-		if j >= len(content) {
-			return dcall{}, false
-		}
-		switch content[j] {
-		case ',':
-			i = skipWSs(content, j+1)
-			continue
-		case '}':
-			if !haveName || !haveArgs || skipWSs(content, j+1) != len(content) {
-				return dcall{}, false
-			}
-			return c, true
-		}
-		return dcall{}, false
-	}
+	return dcall{name: content[f.nameFrom:f.nameTo], args: f.args}, true
 }

@@ -1,5 +1,7 @@
 package parse
 
+import "github.com/toolharness/toolharness/chat"
+
 // The two paths Feed takes before the general one, for the chunks
 // call-dense output is made of: a chunk inside a call block, and a chunk
 // that continues a marker held back at the end of the last one. Both
@@ -21,6 +23,121 @@ func (p *Parser) extendHeld(chunk string) bool {
 	return false
 }
 
+// valueMayEnd goes on from Feed's fastest path (block.inValue: inside a
+// call's JSON value, with its call start out), for a chunk appended at old
+// after which the value may have ended (valueEnd says when).
+func (p *Parser) valueMayEnd(old int, chunk string, emit func(Event)) {
+	b := &p.b
+	end := b.valueEnd(false, true)
+	if end < 0 {
+		return
+	}
+	b.jend, b.inValue = end, false
+	p.blockChunkStep(old, chunk, true, emit)
+}
+
+// nameChunk is feedBlockChunk's path for a chunk of a fast-path call
+// object before its name is known: while the object reads as the start of
+// {"name": "T", the value cannot have ended and no other name can be
+// found first, so nothing but that reading is done, and the call start
+// goes out as early would send it. It reports whether it is done with the
+// chunk; when not, the general path goes on with it.
+func (p *Parser) nameChunk(old int, chunk string, emit func(Event)) bool {
+	b := &p.b
+	if b.op.tentative || b.op.dec == dMistral || p.fenced {
+		// early has more to decide for these.
+		b.leading = vNo
+		return false
+	}
+	copy(b.buf[old:], chunk)
+	if b.inName && !endsName(chunk) {
+		// Inside the name, no byte that ends it.
+		if len(b.buf) <= b.vstart+nameWindow {
+			return true
+		}
+	}
+	name, v, inName := leadingName(b.buf[b.vpos:min(len(b.buf), b.vstart+nameWindow)])
+	if v == vMore && len(b.buf) > b.vstart+nameWindow {
+		v = vNo
+	}
+	b.leading, b.inName = v, inName
+	switch v {
+	case vMore:
+		return true
+	case vNo:
+		return false
+	}
+	b.startSent = true
+	p.emit = emit
+	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: p.nameString(name), Offset: b.start}})
+	p.emit = nil
+	return false
+}
+
+// endsName reports whether s has a byte that ends a name leadingName is
+// reading.
+func endsName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c == '\n' {
+			return true
+		}
+	}
+	return false
+}
+
+// nameString is name as a string: the catalog's copy when it has the
+// tool (toolName), without converting it to look.
+func (p *Parser) nameString(name []byte) string {
+	if t := p.tools[string(name)]; t != nil {
+		return t.name
+	}
+	return string(name)
+}
+
+// leadingName reads {"name": "T at the start of w, what jsonNameFrom finds
+// first when w starts so: the name (vYes), not yet (vMore: w is a prefix
+// of that shape; inName when it ends inside the name), or w is not of
+// that shape (vNo).
+func leadingName(w []byte) (name []byte, v verdict, inName bool) {
+	i := skipWS(w, 0)
+	if i < len(w) && w[i] == '{' {
+		i = skipWS(w, i+1)
+	} else if i < len(w) {
+		return nil, vNo, false
+	}
+	const key = `"name"`
+	if k := min(len(w)-i, len(key)); string(w[i:i+k]) != key[:k] {
+		return nil, vNo, false
+	} else if k < len(key) {
+		return nil, vMore, false
+	}
+	i = skipWS(w, i+len(key))
+	if i < len(w) && w[i] == ':' {
+		i = skipWS(w, i+1)
+	} else if i < len(w) {
+		return nil, vNo, false
+	}
+	if i >= len(w) {
+		return nil, vMore, false
+	}
+	if w[i] != '"' {
+		return nil, vNo, false
+	}
+	i++
+	for j := i; j < len(w); j++ {
+		switch w[j] {
+		case '"':
+			if j == i {
+				return nil, vNo, false
+			}
+			return w[i:j], vYes, false
+		case '\\', '\n':
+			return nil, vNo, false
+		}
+	}
+	return nil, vMore, true
+}
+
 // feedBlockChunk is the path of a small chunk inside a confirmed block
 // (what call-dense output is made of): the chunk is appended and the
 // block advanced without the layers of feed, and without touching emit
@@ -34,7 +151,22 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 	}
 	b.buf = b.buf[:old+len(chunk)]
 	p.pos += len(chunk)
+	if b.closerAt > 0 {
+		// The value is over and its closing marker is coming in.
+		if k, t := len(b.buf)-b.closerAt, b.op.closer; k < len(t) {
+			copy(b.buf[old:], chunk)
+			if string(b.buf[b.closerAt:]) == t[:k] {
+				return true
+			}
+		}
+	}
 	started := b.startSent || b.earlyDone
+	if !started && b.jmode == 1 && b.jend == 0 && b.leading != vNo && b.fast && !b.slow {
+		if p.nameChunk(old, chunk, emit) {
+			return true
+		}
+		started = b.startSent
+	}
 	if b.jmode == 1 && b.jend == 0 {
 		// Inside a call's JSON value (jsonInTag): only the value's
 		// end can change anything, and, before the call start is out,
@@ -50,7 +182,9 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 			special |= trackSpecial[c]
 		}
 		if special == 0 && !b.esc {
-			b.vpos = len(b.buf)
+			if b.slow {
+				b.vpos = len(b.buf)
+			}
 			if started {
 				return true
 			}
@@ -63,8 +197,9 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 			}
 		}
 		if started {
-			end := b.track()
+			end := b.valueEnd(false, false)
 			if end < 0 {
+				b.inValue = true
 				return true
 			}
 			b.jend = end
@@ -93,9 +228,20 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 	} else {
 		copy(b.buf[old:], chunk)
 	}
+	p.blockChunkStep(old, chunk, started, emit)
+	return true
+}
+
+// blockChunkStep advances the block over the chunk appended at old and
+// acts on what advance decides.
+func (p *Parser) blockChunkStep(old int, chunk string, started bool, emit func(Event)) {
+	b := &p.b
 	st, end := b.advance(old, false)
-	if st == stMore && started {
-		return true
+	if st == stMore {
+		if started {
+			b.inValue = b.jmode == 1 && b.jend == 0
+			return
+		}
 	}
 	p.emit = emit
 	if rest, done := p.blockStep(st, end, old, chunk); done {
@@ -103,5 +249,22 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 	}
 	p.flushText()
 	p.emit = nil
-	return true
+	if p.inBlock && (b.startSent || b.earlyDone) {
+		b.inValue = b.jmode == 1 && b.jend == 0
+	}
 }
+
+// The marks valueChunk looks for: a closing bracket, at which a value may
+// end, and '<', with which a closing marker may start.
+const (
+	markClosing = 1 << iota
+	markLess
+)
+
+var valueMark = func() (t [256]uint8) {
+	for _, c := range []byte("}])") {
+		t[c] = markClosing
+	}
+	t['<'] = markLess
+	return t
+}()

@@ -111,6 +111,36 @@ func (p *Parser) Reset() {
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
+	if b := &p.b; b.inValue {
+		// Inside a call's JSON value with its call start out, the
+		// bulk of call-dense output: the bytes are appended, and
+		// only a chunk after which the value may have ended (a
+		// closing bracket or a '<') goes further.
+		if old, n := len(b.buf), len(b.buf)+len(chunk); n <= cap(b.buf) {
+			b.buf = b.buf[:n]
+			p.pos += len(chunk)
+			dst := b.buf[old:]
+			var mark uint8
+			for i := 0; i < len(chunk) && i < len(dst); i++ {
+				c := chunk[i]
+				dst[i] = c
+				mark |= valueMark[c]
+			}
+			if mark&markClosing != 0 {
+				b.lastClose = n
+			}
+			// Slow, only a closing bracket can end the value
+			// (track); else a '<', or enough bytes after the last
+			// closing bracket (valueEnd).
+			if b.slow && mark&markClosing != 0 || !b.slow && (mark&markLess != 0 || b.lastClose > 0 && n-b.lastClose > proseAfterValue) {
+				p.valueMayEnd(old, chunk, emit)
+			}
+			return
+		}
+	}
+	// Only valueChunk and blockChunkStep keep inValue: every other path
+	// may change what it stands for.
+	p.b.inValue = false
 	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
 		return
 	}
@@ -142,6 +172,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 // finished (accepted if its closing marker was only removed by a stop
 // sequence, a truncated error otherwise). The parser is then reset.
 func (p *Parser) Close(emit func(Event)) {
+	p.b.inValue = false
 	p.emit = emit
 	if p.rs != rsNone {
 		p.feedReasoning("", true)
@@ -318,6 +349,8 @@ func (p *Parser) open(op int) {
 	o := &p.tab.ops[op]
 	p.inBlock = true
 	p.b.reset(o, p.pos)
+	p.b.ar = &p.arena
+	p.b.keys, p.b.fast = p.fastKeys(o)
 	p.b.buf = append(p.b.buf, o.marker...)
 	if !o.tentative {
 		p.b.confirmed, p.b.vstart = true, len(o.marker)

@@ -339,7 +339,7 @@ func (r *relaxed) number() (any, error) {
 }
 
 // validNumber reports whether s is a JSON number.
-func validNumber(s string) bool {
+func validNumber[T text](s T) bool {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
@@ -378,7 +378,7 @@ func validNumber(s string) bool {
 }
 
 // digits returns the index after the decimal digits that start at s[i:].
-func digits(s string, i int) int {
+func digits[T text](s T, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
