@@ -62,9 +62,9 @@ type block struct {
 	fast, slow      bool
 	seen, lastClose int
 	ar              *arena
-	pre        fastObject
-	preAt      int
-	preOK      bool
+	pre             fastObject
+	preAt           int
+	preOK           bool
 	// leading is what nameChunk read of the call object so far, inName
 	// that it ends inside the name.
 	leading verdict
