@@ -90,7 +90,18 @@
 //
 // Config.Trace receives JSON lines: "user" (the message as sent, with its
 // reminders), one "step" per generation (prompt hash and length, raw
-// output, events, calls, results, the IDs that ran, mistakes, attempts,
-// fault, divergence, reuse, usage, timings) and "exchange" (how the message
-// ended). Sub-agents write to the same trace with "agent":"sub1".
+// output, content, answer and reasoning, events, calls, results, the IDs
+// that ran, mistakes, attempts, fault, divergence, reuse, usage, timings)
+// and "exchange" (how the message ended). Sub-agents write to the same
+// trace with "agent":"sub1".
+//
+// # The answer
+//
+// Text events carry the parse.Part of the reply they are. Exchange.Answer
+// (and Step.Answer, Answer of the events) is the content alone, without a
+// leading <think> block or harmony's analysis channel and markup;
+// Exchange.Reasoning holds the reasoning. Hooks.OnText streams the answer,
+// Hooks.OnReasoning the reasoning. Only what is shown changes: the history
+// keeps the model's exact output (Message.Raw, and Content with every part),
+// so the next prompt still extends this one byte for byte.
 package agent

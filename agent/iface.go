@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/parse"
 )
 
 // EventKind says what a parse event carries.
@@ -23,6 +24,9 @@ const (
 type Event struct {
 	Kind EventKind `json:"type"`
 	Text string    `json:"text,omitempty"`
+	// Part says what part of the reply a text event is: the answer
+	// (parse.PartContent, the zero value), reasoning or framing markup.
+	Part parse.Part `json:"part,omitempty"`
 	// Call is set for call and call_start events (only the name for the
 	// latter).
 	Call *chat.ToolCall `json:"call,omitempty"`

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/toolharness/toolharness/parse"
 )
 
@@ -26,7 +28,7 @@ func (s *parseStream) emit(ev parse.Event) {
 	out := Event{}
 	switch ev.Type {
 	case parse.EventText:
-		out.Kind, out.Text = EventText, ev.Text
+		out.Kind, out.Text, out.Part = EventText, ev.Text, ev.Part
 	case parse.EventCallStart:
 		c := ev.Call
 		out.Kind, out.Call = EventCallStart, &c
@@ -54,4 +56,23 @@ func (s *parseStream) Close() []Event {
 	s.out = nil
 	s.p.Close(s.emit)
 	return s.out
+}
+
+// Answer returns the answer of a generation's events: the text of its
+// content parts, without reasoning (a leading <think> block, harmony's
+// analysis channel) or the markup that frames the parts. It is what a
+// front end shows as the model's reply; the history keeps the raw output.
+func Answer(evs []Event) string { return partText(evs, parse.PartContent) }
+
+// Reasoning returns the reasoning text of a generation's events.
+func Reasoning(evs []Event) string { return partText(evs, parse.PartReasoning) }
+
+func partText(evs []Event, part parse.Part) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if e.Kind == EventText && e.Part == part {
+			b.WriteString(e.Text)
+		}
+	}
+	return b.String()
 }

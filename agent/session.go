@@ -84,7 +84,12 @@ type Config struct {
 // concurrently: OnResult comes from the goroutine that ran the tool, the
 // others from the one that runs Send, all under one lock.
 type Hooks struct {
+	// OnText gets the answer's text as it streams (the content parts);
+	// OnReasoning the model's reasoning (a leading <think> block,
+	// harmony's analysis channel). The markup that frames them goes to
+	// neither; the trace has every byte.
 	OnText      func(text string)
+	OnReasoning func(text string)
 	OnCallStart func(name string)
 	OnCall      func(call chat.ToolCall)
 	OnResult    func(o Outcome)
@@ -122,11 +127,15 @@ func (e *LimitError) Unwrap() error        { return e.Err }
 
 // Exchange is one user message run to completion.
 type Exchange struct {
-	Answer  string
-	Stop    StopReason
-	Steps   []Step
-	Retries int
-	Calls   int
+	// Answer is the last generation's answer (Step.Answer), trimmed.
+	Answer string
+	// Reasoning is what the model reasoned in the exchange's
+	// generations, each trimmed, in order, separated by blank lines.
+	Reasoning string
+	Stop      StopReason
+	Steps     []Step
+	Retries   int
+	Calls     int
 }
 
 // Session is one conversation. It is not safe for concurrent Sends.
@@ -319,6 +328,12 @@ func (s *Session) loop(ctx context.Context) (*Exchange, error) {
 		mustCall := s.cfg.RequireCall && turn == 1
 		st, err := s.generate(ctx, turn, mustCall)
 		ex.Steps = append(ex.Steps, st)
+		if r := strings.TrimSpace(st.Reasoning); r != "" {
+			if ex.Reasoning != "" {
+				ex.Reasoning += "\n\n"
+			}
+			ex.Reasoning += r
+		}
 		ex.Calls += len(st.Calls)
 		if err != nil {
 			if errors.Is(err, backend.ErrContextOverflow) {
@@ -344,7 +359,10 @@ func (s *Session) loop(ctx context.Context) (*Exchange, error) {
 					Content: "You must call one of the tools now. Write the call exactly as the tool instructions say."}})
 				s.notice("the model answered without the required tool call; nudging once")
 			} else {
-				ex.Answer = strings.TrimSpace(st.Content)
+				ex.Answer = strings.TrimSpace(st.Answer)
+				if ex.Answer == "" && strings.TrimSpace(st.Reasoning) != "" {
+					s.notice("the model's reply has no answer, only reasoning (stop reason %q): it may have run out of tokens", st.StopReason)
+				}
 				ex.Stop = StopAnswered
 				s.finishTrace(ex)
 				return ex, nil
@@ -379,8 +397,12 @@ func (s *Session) finishTrace(ex *Exchange) {
 	if s.trace == nil {
 		return
 	}
-	_ = s.trace.write(map[string]any{"type": "exchange", "agent": s.agentName(), "exchange": s.exchange, "stop": ex.Stop,
-		"retries": ex.Retries, "calls": ex.Calls, "answer": ex.Answer})
+	rec := map[string]any{"type": "exchange", "agent": s.agentName(), "exchange": s.exchange, "stop": ex.Stop,
+		"retries": ex.Retries, "calls": ex.Calls, "answer": ex.Answer}
+	if ex.Reasoning != "" {
+		rec["reasoning"] = ex.Reasoning
+	}
+	_ = s.trace.write(rec)
 }
 
 // nextID returns a call ID unique in the session, keeping the model's own
@@ -429,6 +451,14 @@ func (l *lockedHooks) text(s string) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.h.OnText(s)
+	}
+}
+
+func (l *lockedHooks) reasoning(s string) {
+	if l.h.OnReasoning != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.h.OnReasoning(s)
 	}
 }
 

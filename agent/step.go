@@ -12,9 +12,13 @@ import (
 
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/parse"
 )
 
-// Step is one generation of the loop, as the trace records it.
+// Step is one generation of the loop, as the trace records it. Content is
+// all text outside calls, whatever its part (the history keeps it, and Raw,
+// as written); Answer is its content parts alone, what a front end shows
+// (Answer of the events), and Reasoning its reasoning parts.
 type Step struct {
 	Exchange    int               `json:"exchange"`
 	Step        int               `json:"step"`
@@ -27,6 +31,8 @@ type Step struct {
 	PromptLen   int               `json:"prompt_bytes"`
 	Raw         string            `json:"raw"`
 	Content     string            `json:"content"`
+	Answer      string            `json:"answer,omitempty"`
+	Reasoning   string            `json:"reasoning,omitempty"`
 	Events      []Event           `json:"events,omitempty"`
 	Calls       []chat.ToolCall   `json:"-"`
 	Results     []chat.ToolResult `json:"-"`
@@ -159,7 +165,12 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 			switch ev.Kind {
 			case EventText:
 				content.WriteString(ev.Text)
-				hooks.text(ev.Text)
+				switch ev.Part {
+				case parse.PartContent:
+					hooks.text(ev.Text)
+				case parse.PartReasoning:
+					hooks.reasoning(ev.Text)
+				}
 			case EventCallStart:
 				if ev.Call != nil {
 					hooks.callStart(ev.Call.Name)
@@ -250,6 +261,7 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 		s.prevTokens = n
 	}
 	st.Raw, st.Content = raw.String(), content.String()
+	st.Answer, st.Reasoning = Answer(st.Events), Reasoning(st.Events)
 
 	// The transcript grows by exactly what the model wrote, and by the
 	// ids it wrote it in when the backend gave them for exactly that text.

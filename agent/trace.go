@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/parse"
 )
 
 // TraceCall is a call as the trace writes it.
@@ -55,10 +56,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	type plain struct {
 		Kind EventKind   `json:"type"`
 		Text string      `json:"text,omitempty"`
+		Part parse.Part  `json:"part,omitempty"`
 		Call *TraceCall  `json:"call,omitempty"`
 		Err  *ParseError `json:"error,omitempty"`
 	}
-	p := plain{Kind: e.Kind, Text: e.Text, Err: e.Err}
+	p := plain{Kind: e.Kind, Text: e.Text, Part: e.Part, Err: e.Err}
 	if e.Call != nil {
 		c := traceCall(*e.Call)
 		p.Call = &c

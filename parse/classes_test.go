@@ -111,7 +111,9 @@ var classCases = []struct {
 		view{Calls: []string{`add{"a":1,"b":2}`}}},
 	{"harmony final channel is content", []string{"harmony", "auto"}, true,
 		`<|channel|>analysis<|message|>Adding.<|end|><|start|>assistant<|channel|>final<|message|>It is 3.<|return|>`,
-		view{Content: `<|channel|>analysis<|message|>Adding.<|end|><|start|>assistant<|channel|>final<|message|>It is 3.<|return|>`}},
+		view{Content: `<|channel|>analysis<|message|>Adding.<|end|><|start|>assistant<|channel|>final<|message|>It is 3.<|return|>`,
+			Parts: []string{"framing:<|channel|>analysis<|message|>", "reasoning:Adding.",
+				"framing:<|end|><|start|>assistant<|channel|>final<|message|>", "content:It is 3.", "framing:<|return|>"}}},
 	// 8. Code fences followed by unrelated text.
 	{"first fenced block is the answer", []string{"hermes", "json", "auto"}, false,
 		"```json\n{\"name\": \"calc\", \"arguments\": {\"x\": 1}}\n```\nHere is how it works:\n```json\n{\"name\": \"calc\", \"arguments\": {\"x\": 1}}\n```\nand {\"name\": \"calc\", \"arguments\": {\"x\": 1}} again.",
@@ -143,7 +145,11 @@ func TestIssue12Classes(t *testing.T) {
 						t.Fatalf("chunks of %d differ (-whole +chunked):\n%s", n, d)
 					}
 				}
-				if d := cmp.Diff(c.want, viewOf(resultOf(whole))); d != "" {
+				got := viewOf(resultOf(whole))
+				if c.want.Parts != nil {
+					got.Parts = partsView(whole)
+				}
+				if d := cmp.Diff(c.want, got); d != "" {
 					t.Errorf("(-want +got):\n%s", d)
 				}
 			})

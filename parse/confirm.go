@@ -230,11 +230,15 @@ var (
 	argsMarker     = []byte("[ARGS]")
 )
 
+// harmonyHeaderMax bounds the bytes a harmony header is looked for in: a
+// block without <|message|> by then is no header.
+const harmonyHeaderMax = 512
+
 func (b *block) harmony() verdict {
 	buf, m := b.buf, b.op.marker
 	k := bytes.Index(buf[len(m):], harmonyMessage)
 	if k < 0 {
-		if len(buf) > 512 {
+		if len(buf) > harmonyHeaderMax {
 			return vNo
 		}
 		return vMore

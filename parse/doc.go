@@ -1,6 +1,7 @@
 // Package parse turns a model's raw text, arriving in arbitrary chunks, into
-// content text and tool calls: one streaming parser per tool-call format,
-// typed error events, lenient repairs and schema-driven value decoding.
+// text (the answer, reasoning and the markup around them, every byte kept)
+// and tool calls: one streaming parser per tool-call format, typed error
+// events, lenient repairs and schema-driven value decoding.
 //
 // It knows nothing of servers or prompts.
 //
@@ -34,11 +35,14 @@
 //	func StopSequences(format string) []string
 //	func Kinds() []Kind            // the closed list of error kinds
 //	func RepairKinds() []string    // every repair a call can carry
+//	func Answer(evs []Event) string     // the text of the content parts
+//	func Reasoning(evs []Event) string  // the text of the reasoning parts
 //
 //	type Options struct { Tools []chat.Tool; Strict bool; ThinkOpen bool }
-//	type Event struct { Type EventType; Text string; Call chat.ToolCall; Err *Error }
+//	type Event struct { Type EventType; Part Part; Text string; Call chat.ToolCall; Err *Error }
+//	type Part uint8                // PartContent (0), PartReasoning, PartFraming
 //	type Error struct { Kind Kind; Offset int; Message string; Raw string }
-//	type Result struct { Content string; Calls []Call; Errors []*Error }
+//	type Result struct { Content, Answer, Reasoning string; Calls []Call; Errors []*Error }
 //	type Call struct { chat.ToolCall; Err *Error }
 //
 // Feed allocates nothing while streaming prose; the memory a Parser
@@ -50,10 +54,11 @@
 // the Parser can be reused for the next turn. emit is called synchronously,
 // in order, with:
 //
-//   - EventText: content, as soon as it cannot be the start of a call marker.
+//   - EventText: text outside calls, as soon as it cannot be the start of a
+//     marker, with the Part of the reply it is (see Parts of the reply).
 //     Only a suffix that is a prefix of some marker is held back. Adjacent
-//     text events may be split differently for different chunkings; their
-//     concatenation is the same.
+//     text events of one part may be split differently for different
+//     chunkings; their concatenation is the same.
 //   - EventCallStart: a call block was recognised and its tool name is known
 //     (Call.ID, Call.Name and Call.Offset are set), so a UI can show it early.
 //   - EventCall: a call is complete (its closing marker arrived). Call holds
@@ -65,10 +70,12 @@
 //     never closed); Err.Raw holds the bytes concerned, so nothing is lost.
 //
 // Apart from the splitting of text, the events of every chunking equal those
-// of a one-shot parse (fuzzed by FuzzChunkInvariance). Text is coalesced:
-// the first three pieces of text of one Feed are emitted as they are (no
-// copy), the rest is gathered into one event before the next call or the
-// end of the Feed, so a megabyte of '[' is a few events, not a million.
+// of a one-shot parse, parts included (fuzzed by FuzzChunkInvariance). Text
+// is coalesced: the first three pieces of text of one Feed are emitted as
+// they are (no copy), the rest is gathered into one event before the next
+// call, the next part or the end of the Feed, so a megabyte of '[' is a few
+// events, not a million. Framing is always gathered, so that a marker or a
+// harmony header comes in one event.
 //
 // Calls without any marker are only looked for where the reply starts
 // (after whitespace and a leading reasoning block): bare Python calls in
@@ -107,9 +114,10 @@
 // A <think>…</think> block at the start of the output (after optional
 // whitespace) is the model's reasoning, split off the way servers do it
 // (vLLM's reasoning parsers, Ollama's thinking) in every format, strict or
-// lenient: its bytes are emitted as text, as they stream (only a possible
-// </think> prefix is held back), and are never scanned for calls, so a
-// call the model quotes while reasoning is not a call. With
+// lenient: its bytes are emitted as PartReasoning text (the tags as
+// PartFraming) as they stream (only a possible </think> prefix is held
+// back), and are never scanned for calls, so a call the model quotes
+// while reasoning is not a call. With
 // Options.ThinkOpen the prompt already opened the block (Qwen3
 // "Thinking-2507" and DeepSeek-R1 templates end the generation prompt with
 // "<think>\n") and the output is reasoning up to the first bare </think>.
@@ -120,6 +128,32 @@
 // streaming behaviour), so it holds no call. A <think> later in the answer
 // is prose. When a registered tool is named "think" (tags and auto), its
 // tag is a call and nothing is split.
+//
+// # Parts of the reply
+//
+// Every byte outside calls is text, so that text plus the calls' Raw give
+// back the output and the agent can re-render the turn from it; Event.Part
+// says which of it is the answer, as Ollama, vLLM and llama.cpp split
+// thinking from content:
+//
+//	PartContent    the answer (the zero value: a consumer that ignores
+//	               parts sees every text event as before)
+//	PartReasoning  a leading <think> block's inside (the block ThinkOpen
+//	               says the prompt opened, too); harmony's analysis channel
+//	PartFraming    <think> and </think>; harmony's <|start|>assistant,
+//	               <|channel|>C<|message|> headers, <|end|>, <|return|>,
+//	               and a <|call|> outside a call
+//
+// In harmony and auto, the final channel's messages are content, and so
+// are commentary messages without a recipient (preambles to calls); a
+// header that names a recipient is a call block, its bytes in the call's
+// Raw. A <|channel|> or <|start|> not followed by <|message|> within 512
+// bytes is framing itself, the text after it content; one cut off by the
+// end of the output is framing to the end. Text before any marker, and
+// after <|end|>, <|return|> or a harmony call, is content. In the other formats
+// harmony markup is content. Answer and Reasoning give a turn's text by
+// part, as do Result.Answer and Result.Reasoning (Result.Content is all
+// text).
 //
 // # Error kinds
 //

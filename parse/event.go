@@ -36,7 +36,11 @@ func (t EventType) String() string {
 // Event is one thing the parser found in the stream.
 type Event struct {
 	Type EventType
-	// Text is the content of an EventText.
+	// Part says what part of the reply the Text of an EventText is: the
+	// answer (PartContent, the zero value), reasoning or framing markup.
+	Part Part
+	// Text is the text of an EventText, every byte of the model's
+	// output outside calls, whatever its part.
 	Text string
 	// Call is set on EventCallStart (ID, Name, Offset) and EventCall.
 	Call chat.ToolCall
@@ -108,9 +112,11 @@ type Call struct {
 
 // Result is the outcome of a one-shot parse.
 type Result struct {
-	// Content is all text outside calls, concatenated.
-	Content string
-	Calls   []Call
+	// Content is all text outside calls, concatenated, whatever its
+	// part; Answer is only the content parts (Answer of the events) and
+	// Reasoning the reasoning parts.
+	Content, Answer, Reasoning string
+	Calls                      []Call
 	// Errors are the problems not attached to a call.
 	Errors []*Error
 }
@@ -126,11 +132,17 @@ func String(format, text string, opts Options) (Result, error) {
 
 func (p *Parser) parseAll(text string) Result {
 	var r Result
-	var content []byte
+	var content, answer, reasoning []byte
 	emit := func(e Event) {
 		switch e.Type {
 		case EventText:
 			content = append(content, e.Text...)
+			switch e.Part {
+			case PartContent:
+				answer = append(answer, e.Text...)
+			case PartReasoning:
+				reasoning = append(reasoning, e.Text...)
+			}
 		case EventCall:
 			r.Calls = append(r.Calls, Call{ToolCall: e.Call, Err: e.Err})
 		case EventError:
@@ -139,6 +151,6 @@ func (p *Parser) parseAll(text string) Result {
 	}
 	p.Feed(text, emit)
 	p.Close(emit)
-	r.Content = string(content)
+	r.Content, r.Answer, r.Reasoning = string(content), string(answer), string(reasoning)
 	return r
 }

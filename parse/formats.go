@@ -19,6 +19,7 @@ const (
 	kHarmony                  // <|channel|> header <|message|> body <|call|>
 	kPrefix                   // a marker followed by one JSON value (<|python_tag|>, [TOOL_CALLS])
 	kBare                     // no marker: a call at the start of the turn (bare.go)
+	kFrame                    // no block: a marker that frames the reply's parts (parts.go)
 )
 
 // decoder says how a finished block's content is read.
@@ -222,6 +223,7 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		add(lenient, fence)
 	case "harmony":
 		ops = append(ops, harmony...)
+		ops = append(ops, harmonyFrames...)
 	case "glm45":
 		ops = append(ops, newSynSpec(glm45Syntax).openers(lenient)...)
 	case "glm4":
@@ -239,6 +241,7 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 			opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true},
 			opener{marker: "{", kind: kValue, dec: dJSON, tentative: true},
 		)
+		ops = append(ops, harmonyFrames...)
 		ops = append(ops, tagOpeners(tools)...)
 		add(lenient, wrappers...)
 		add(lenient, granite)

@@ -22,6 +22,9 @@ func fuzzSeeds(f testing.TB, add func(text string)) {
 	add("<think>quoting {\"name\": \"a\", \"arguments\": {}}</think>\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>")
 	add(" <think>[f(x=1)] </thi")
 	add("plan [f(x=1)]</think><function_calls><invoke name=\"a\"></invoke></function_calls>")
+	for _, c := range partCases {
+		add(c.in)
+	}
 	fuzzSyntaxSeeds(add)
 }
 
@@ -74,13 +77,25 @@ func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, fu
 	}
 }
 
+// hasThinkTool: a tool named think makes <think> its tag (tags, auto),
+// not a reasoning block.
+func hasThinkTool(tools []chat.Tool) bool {
+	for _, t := range tools {
+		if t.Name == "think" {
+			return true
+		}
+	}
+	return false
+}
+
 func fuzzTools(f *testing.F) []chat.Tool {
 	return corpusTools(f, "mikeveerman_raw.jsonl")
 }
 
 // FuzzChunkInvariance checks that every chunking gives the events of a
-// one-shot parse (text merged), that the events give back every byte, and
-// that nothing inside a leading reasoning block is taken as a call.
+// one-shot parse (text of one part merged: the parts are compared too),
+// that the events give back every byte, and that nothing inside a leading
+// reasoning block is taken as a call or is content.
 func FuzzChunkInvariance(f *testing.F) {
 	fuzzSeeds(f, func(s string) { f.Add(s, uint64(len(s)), uint8(len(s))) })
 	// Every syntax on the inputs written for syntaxes, with the catalog,
@@ -108,6 +123,9 @@ func FuzzChunkInvariance(f *testing.F) {
 			t.Fatalf("%s %+v: bytes lost or added:\n%s", format, opts.Strict, cmp.Diff(text, got))
 		}
 		checkReasoning(t, whole, text, opts.ThinkOpen)
+		if !hasThinkTool(opts.Tools) {
+			checkParts(t, whole, text, opts.ThinkOpen)
+		}
 		for _, e := range whole {
 			if opts.Strict && e.Type == EventCall && len(e.Call.Repairs) > 0 {
 				t.Fatalf("%s strict: call %s repaired %v", format, e.Call.Name, e.Call.Repairs)

@@ -100,11 +100,12 @@ func run(p *Parser, chunks []string) []Event {
 	return evs
 }
 
-// merged joins adjacent text events, the one way chunkings may differ.
+// merged joins adjacent text events of one part, the one way chunkings
+// may differ.
 func merged(evs []Event) []Event {
 	var out []Event
 	for _, e := range evs {
-		if e.Type == EventText && len(out) > 0 && out[len(out)-1].Type == EventText {
+		if last := len(out) - 1; e.Type == EventText && last >= 0 && out[last].Type == EventText && out[last].Part == e.Part {
 			out[len(out)-1].Text += e.Text
 			continue
 		}

@@ -33,6 +33,9 @@ type view struct {
 	Content string
 	Calls   []string
 	Errors  []string
+	// Parts, where a test sets them, are the events as partsView shows
+	// them (viewOf leaves them out).
+	Parts []string
 }
 
 func viewOf(r Result) view {

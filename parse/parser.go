@@ -34,9 +34,14 @@ type Parser struct {
 	rheld   string
 
 	// pieces counts the text events emitted directly since the last
-	// flush; pend gathers text after them (see text).
-	pieces int
-	pend   []byte
+	// flush; pend gathers text after them (see text), all of pendPart.
+	pieces   int
+	pend     []byte
+	pendPart Part
+	// part is the part of the reply that text the scanner passes on is
+	// (parts.go); hpart the part of the harmony message whose header is
+	// being read.
+	part, hpart Part
 
 	// bareOp is the format's opener of calls written without a marker
 	// (bare.go), nil if it has none; bare says one may still start.
@@ -103,6 +108,7 @@ func (p *Parser) Reset() {
 	p.held, p.pos, p.inBlock, p.ncalls = "", 0, false, 0
 	p.rs, p.rheld = p.rs0, ""
 	p.pend, p.pieces = p.pend[:0], 0
+	p.part, p.hpart = PartContent, PartContent
 	p.bare = p.bareOp != nil
 	p.fenced = false
 	p.b.reset(nil, 0)
@@ -158,7 +164,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	if !p.inBlock && p.held == "" && !p.bare && !p.tab.anyFirst(chunk) {
 		p.pos += len(chunk)
 		if chunk != "" {
-			emit(Event{Type: EventText, Text: chunk})
+			emit(Event{Type: EventText, Part: p.part, Text: chunk})
 		}
 		return
 	}
@@ -196,30 +202,25 @@ func (p *Parser) Close(emit func(Event)) {
 // handful of events instead of one per byte.
 const directPieces = 3
 
-// text emits s as content.
-func (p *Parser) text(s string) {
-	if s == "" {
-		return
-	}
-	if p.pieces < directPieces && len(p.pend) == 0 {
-		p.pieces++
-		p.emit(Event{Type: EventText, Text: s})
-		return
-	}
-	p.pend = append(p.pend, s...)
-}
+// text emits s as text of the current part (textAs).
+func (p *Parser) text(s string) { p.textAs(s, p.part) }
 
 // flushText emits the gathered text; it runs before every other event
 // and at the end of Feed and Close.
 func (p *Parser) flushText() {
+	p.flushPend()
+	p.pieces = 0
+}
+
+// flushPend emits the gathered text, which is of one part.
+func (p *Parser) flushPend() {
 	if len(p.pend) > 0 {
-		p.emit(Event{Type: EventText, Text: string(p.pend)})
+		p.emit(Event{Type: EventText, Part: p.pendPart, Text: string(p.pend)})
 		p.pend = p.pend[:0]
 		if cap(p.pend) > 64<<10 {
 			p.pend = nil
 		}
 	}
-	p.pieces = 0
 }
 
 // event emits a call, call start or error, after the text before it.
@@ -301,14 +302,13 @@ func (p *Parser) resumeHeld(s string, eof bool) string {
 	}
 	p.pos = hstart + i
 	p.open(op)
+	// p.pos is now just after the marker.
 	over := i + len(m) - len(h)
 	if over >= 0 {
-		p.pos += over
 		return s[over:]
 	}
 	// The marker ended inside the held bytes (a shorter marker won once
 	// a longer one failed): what follows it is fed first.
-	p.pos -= len(h) - (i + len(m))
 	p.feed(h[i+len(m):], eof && s == "")
 	return s
 }
@@ -347,6 +347,15 @@ func scan[T string | []byte](t *table, s T, limit int, eof bool) (pos, op int, p
 
 func (p *Parser) open(op int) {
 	o := &p.tab.ops[op]
+	switch o.kind {
+	case kFrame:
+		p.pos += len(o.marker)
+		p.frame(o.marker)
+		return
+	case kHarmony:
+		// A new harmony message: the one before it ended.
+		p.part, p.hpart = PartContent, PartContent
+	}
 	p.inBlock = true
 	p.b.reset(o, p.pos)
 	p.b.ar = &p.arena
@@ -456,16 +465,16 @@ func (p *Parser) reject(old int) {
 	} else {
 		again = string(b.buf[n:old])
 	}
-	p.text(m[:n])
+	p.rejectText(m[:n], false)
 	p.feed(again, false)
 }
 
 // rejectLen is how much of a rejected block's marker is text for sure: a
-// fence's three backticks (no fence starts inside them, and they stay one
-// text event), one byte of any other marker, after which another may
-// start.
+// fence's three backticks and a harmony marker (no marker starts inside
+// them, and they stay one text event), one byte of any other marker,
+// after which another may start.
 func (b *block) rejectLen() int {
-	if b.op.kind == kFence && len(b.buf) >= len(b.op.marker) {
+	if (b.op.kind == kFence || b.op.kind == kHarmony) && len(b.buf) >= len(b.op.marker) {
 		return len(b.op.marker)
 	}
 	return 1
@@ -487,7 +496,7 @@ func (p *Parser) blockEOF() {
 		again := string(b.buf[n:])
 		p.inBlock = false
 		p.pos = b.start + n
-		p.text(b.op.marker[:n])
+		p.rejectText(b.op.marker[:n], true)
 		p.feed(again, true)
 	default:
 		if st == stMore {

@@ -8,8 +8,9 @@ import "strings"
 // the reasoning off before they look for calls (vLLM's reasoning parsers,
 // Ollama's thinking), so a quoted call is never executed; the parsers do
 // the same. The reasoning bytes are emitted as text (nothing is lost, and
-// the agent re-renders the turn from the exact output), but they are never
-// scanned for call markers.
+// the agent re-renders the turn from the exact output) of PartReasoning,
+// the block's markers as PartFraming, but they are never scanned for call
+// markers.
 //
 // Only a block at the start of the output counts (after optional
 // whitespace): that is where every thinking template puts it, and a
@@ -54,10 +55,10 @@ func initialReasoning(t *table, opts Options, open string) reasoningState {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// textAt emits s as text and advances the offset past it.
-func (p *Parser) textAt(s string) {
+// textAt emits s as text of part and advances the offset past it.
+func (p *Parser) textAt(s string, part Part) {
 	p.pos += len(s)
-	p.text(s)
+	p.textAs(s, part)
 }
 
 // feedReasoning handles s while a reasoning block is possible or open;
@@ -74,7 +75,7 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 				for i < len(s) && isSpace(s[i]) {
 					i++
 				}
-				p.textAt(s[:i])
+				p.textAt(s[:i], PartContent)
 				s = s[i:]
 				if s == "" {
 					if eof {
@@ -99,7 +100,7 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 				return
 			}
 			p.rheld = ""
-			p.textAt(open)
+			p.textAt(open, PartFraming)
 			s = s[n:]
 			p.rs = rsIn
 		case rsIn:
@@ -113,7 +114,7 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 					// (a substring of the marker) is looked at
 					// again, since the marker may start inside it.
 					p.rheld = ""
-					p.textAt(h[:1])
+					p.textAt(h[:1], PartReasoning)
 					p.feedReasoning(h[1:], false)
 					if p.rs != rsIn {
 						p.feed(s, eof)
@@ -122,13 +123,13 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 					continue
 				case n == len(need):
 					p.rheld, p.rs = "", rsNone
-					p.textAt(close)
+					p.textAt(close, PartFraming)
 					p.feed(s[n:], eof)
 					return
 				case eof:
 					p.rheld = ""
-					p.textAt(h)
-					p.textAt(s)
+					p.textAt(h, PartReasoning)
+					p.textAt(s, PartReasoning)
 					return
 				default:
 					p.rheld = close[:len(h)+n]
@@ -137,16 +138,17 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 			}
 			if i := strings.Index(s, close); i >= 0 {
 				p.rs = rsNone
-				p.textAt(s[:i+len(close)])
+				p.textAt(s[:i], PartReasoning)
+				p.textAt(close, PartFraming)
 				p.feed(s[i+len(close):], eof)
 				return
 			}
 			if j := heldStart(s, close); j >= 0 && !eof {
-				p.textAt(s[:j])
+				p.textAt(s[:j], PartReasoning)
 				p.rheld = close[:len(s)-j]
 				return
 			}
-			p.textAt(s)
+			p.textAt(s, PartReasoning)
 			return
 		default:
 			p.feed(s, eof)

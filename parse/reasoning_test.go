@@ -45,6 +45,22 @@ func checkReasoning(t testing.TB, evs []Event, text string, opened bool) {
 	}
 }
 
+// checkParts asserts that the leading reasoning block is reasoning and
+// framing, and that nothing of it is content.
+func checkParts(t testing.TB, evs []Event, text string, opened bool) {
+	t.Helper()
+	end := reasoningEnd(text, opened)
+	start := 0
+	if !opened {
+		start = len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+	}
+	textSpans(evs, func(e Event, at int) {
+		if e.Part == PartContent && at < end && at+len(e.Text) > start {
+			t.Fatalf("content %q at %d inside the reasoning block [%d,%d)", e.Text, at, start, end)
+		}
+	})
+}
+
 func TestReasoningIsNeverScanned(t *testing.T) {
 	const quoted = `I will call {"name": "get_weather", "arguments": {"city": "London"}} or <tool_call>{"name": "read_file", "arguments": {"path": "x"}}</tool_call>.`
 	cases := []struct {
@@ -110,6 +126,7 @@ func TestReasoningIsNeverScanned(t *testing.T) {
 				}
 				if c.format != "tags" {
 					checkReasoning(t, whole, c.in, c.thinkOpen)
+					checkParts(t, whole, c.in, c.thinkOpen)
 				}
 				for size := 1; size <= 9; size++ {
 					if d := cmp.Diff(whole, merged(collect(t, c.format, opts, chunksOf(c.in, size)))); d != "" {
@@ -151,8 +168,8 @@ func TestReasoningStreamsWithSmallHoldback(t *testing.T) {
 	evs = nil
 	p.Feed("<think>{\"name\": \"z\", \"arguments\": {}}</think>", emit)
 	p.Close(emit)
-	if got := merged(evs); len(got) != 1 || got[0].Type != EventText {
-		t.Fatalf("second turn: %+v", got)
+	if d := cmp.Diff([]string{"framing:<think>", `reasoning:{"name": "z", "arguments": {}}`, "framing:</think>"}, partsView(evs)); d != "" {
+		t.Fatalf("second turn (-want +got):\n%s", d)
 	}
 }
 

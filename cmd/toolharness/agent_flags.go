@@ -56,7 +56,8 @@ func agentFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "task", Usage: "add the task tool: sub-agents with the read-only tools"},
 		&cli.BoolFlag{Name: "strict", Usage: "parse calls strictly (no repairs)"},
 		&cli.BoolFlag{Name: "verbatim", Usage: "no framing protection of untrusted text (byte-identical to the official template)"},
-		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, stop, calls, retries, error"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, reasoning, stop, calls, retries, error"},
+		&cli.BoolFlag{Name: "hide-reasoning", Usage: "do not show the model's reasoning as it streams (--json and --trace keep it)"},
 	)...)
 }
 

@@ -7,27 +7,46 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/chat"
 )
 
-// console shows a session live: the model's text as it streams, each call
-// as "● name(args)" and its result as a one-line summary.
+// console shows a session live: the model's answer as it streams, its
+// reasoning between "Thinking..." and "...done thinking." (as ollama run
+// shows it), each call as "● name(args)" and its result as a one-line
+// summary. The markup around the reasoning is not shown.
 type console struct {
 	mu   sync.Mutex
 	w    io.Writer // where text, calls and notices go
 	bol  bool      // at the beginning of a line
 	text bool      // the current exchange streamed any text
+	// dim shows reasoning faint (a terminal); hideReasoning not at all.
+	dim, hideReasoning bool
+	thinking           bool // reasoning is being shown
+	// trimNL drops the newlines that start the text after "Thinking..."
+	// or "...done thinking." (what follows <think> and </think>).
+	trimNL bool
 }
 
 func newConsole(w io.Writer) *console { return &console{w: w, bol: true} }
 
+// agentConsole is the console of run and chat: faint reasoning on a
+// terminal (live), none with --hide-reasoning.
+func agentConsole(c *cli.Context, w io.Writer, live bool) *console {
+	con := newConsole(w)
+	con.dim, con.hideReasoning = live, c.Bool("hide-reasoning")
+	return con
+}
+
 func (c *console) hooks() agent.Hooks {
 	return agent.Hooks{
-		OnText:   c.onText,
-		OnCall:   c.onCall,
-		OnResult: c.onResult,
-		OnNotice: c.onNotice,
+		OnText:      c.onText,
+		OnReasoning: c.onReasoning,
+		OnCall:      c.onCall,
+		OnResult:    c.onResult,
+		OnNotice:    c.onNotice,
 	}
 }
 
@@ -37,12 +56,81 @@ func (c *console) onText(s string) {
 	if s == "" {
 		return
 	}
+	c.doneThinking()
+	if s = c.trimmed(s); s == "" {
+		return
+	}
 	c.text = true
+	c.write(s)
+}
+
+// trimmed is s without the newlines trimNL drops.
+func (c *console) trimmed(s string) string {
+	if c.trimNL {
+		if s = strings.TrimLeft(s, "\r\n"); s != "" {
+			c.trimNL = false
+		}
+	}
+	return s
+}
+
+func (c *console) write(s string) {
 	io.WriteString(c.w, s)
 	c.bol = strings.HasSuffix(s, "\n")
 }
 
+const (
+	faint  = "\x1b[2m"
+	normal = "\x1b[0m"
+)
+
+func (c *console) onReasoning(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s == "" {
+		return
+	}
+	if c.hideReasoning {
+		// What follows the hidden block starts at the top.
+		c.trimNL = c.bol
+		return
+	}
+	if !c.thinking {
+		if !c.bol {
+			c.write("\n")
+		}
+		c.thinking, c.trimNL = true, true
+		c.styled("Thinking...\n")
+	}
+	if s = c.trimmed(s); s != "" {
+		c.styled(s)
+	}
+}
+
+// styled writes s faint where the console dims reasoning.
+func (c *console) styled(s string) {
+	if c.dim {
+		io.WriteString(c.w, faint+s+normal)
+		c.bol = strings.HasSuffix(s, "\n")
+		return
+	}
+	c.write(s)
+}
+
+// doneThinking closes the reasoning shown, before anything else is.
+func (c *console) doneThinking() {
+	if !c.thinking {
+		return
+	}
+	c.thinking, c.trimNL = false, true
+	if !c.bol {
+		c.write("\n")
+	}
+	c.styled("...done thinking.\n\n")
+}
+
 func (c *console) line(s string) {
+	c.doneThinking()
 	if !c.bol {
 		io.WriteString(c.w, "\n")
 	}
@@ -72,11 +160,12 @@ func (c *console) onNotice(msg string) {
 func (c *console) endExchange() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.doneThinking()
 	if !c.bol {
 		io.WriteString(c.w, "\n")
 		c.bol = true
 	}
-	c.text = false
+	c.text, c.trimNL = false, false
 }
 
 // callLine writes a call as name(key=value, …) with JSON values, in the

@@ -60,3 +60,30 @@ func TestConsoleLines(t *testing.T) {
 		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 }
+
+// TestConsoleReasoning: reasoning is shown between "Thinking..." and
+// "...done thinking.", faint on a terminal, before the answer or a call.
+func TestConsoleReasoning(t *testing.T) {
+	var b bytes.Buffer
+	c := newConsole(&b)
+	h := c.hooks()
+	h.OnReasoning("\nI need ")
+	h.OnReasoning("the file.\n")
+	h.OnCall(chat.ToolCall{Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)})
+	h.OnResult(agent.Outcome{Result: chat.ToolResult{Content: "hello"}})
+	h.OnReasoning("It says hello.")
+	h.OnText("\n\nHello.")
+	c.endExchange()
+	want := "Thinking...\nI need the file.\n...done thinking.\n\n● read_file(path=\"a\")\n  ⎿ hello\nThinking...\nIt says hello.\n...done thinking.\n\nHello.\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	c.dim = true
+	h.OnReasoning("hm")
+	h.OnText("Yes.")
+	c.endExchange()
+	if want := faint + "Thinking...\n" + normal + faint + "hm" + normal + "\n" + faint + "...done thinking.\n\n" + normal + "Yes.\n"; b.String() != want {
+		t.Errorf("dim: got %q\nwant %q", b.String(), want)
+	}
+}

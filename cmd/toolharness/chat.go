@@ -20,8 +20,9 @@ func chatCommand() *cli.Command {
 		Usage: "interactive tool-using chat session",
 		Description: `An interactive session. On a terminal it prompts for each message; otherwise it
 reads one user message per line from stdin, so sessions can be scripted. Each
-answer is printed on stdout (streamed live on a terminal); calls and notices go
-to stderr. "/name args" runs a skill from --skills. A message whose exchange hits
+answer is printed on stdout (streamed live on a terminal; a thinking model's
+reasoning is shown apart from it, as run shows it); calls and notices go to
+stderr. "/name args" runs a skill from --skills. A message whose exchange hits
 a limit ends with a notice and the session goes on; a server that can no
 longer be reached ends the session. Exit status 0 means every message was
 handled without a harness error.
@@ -47,7 +48,7 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 	if live {
 		out = stdout
 	}
-	con := newConsole(out)
+	con := agentConsole(c, out, live)
 	s, err := buildSession(ctx, c, con.hooks(), in, stderr)
 	if err != nil {
 		return commandError(c, err)
@@ -70,7 +71,7 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 		ex, err := s.Send(ctx, msg)
 		con.endExchange()
 		if c.Bool("json") {
-			rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Calls: ex.Calls, Retries: ex.Retries}
+			rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
 			if err != nil {
 				rec.Error = oneLineError(c, err)
 			}
@@ -111,7 +112,10 @@ type chatRecord struct {
 	Message string `json:"message"`
 	Stop    string `json:"stop"`
 	Answer  string `json:"answer"`
-	Calls   int    `json:"calls"`
-	Retries int    `json:"retries"`
-	Error   string `json:"error,omitempty"`
+	// Reasoning is the model's reasoning in the exchange
+	// (agent.Exchange.Reasoning), kept apart from the answer.
+	Reasoning string `json:"reasoning,omitempty"`
+	Calls     int    `json:"calls"`
+	Retries   int    `json:"retries"`
+	Error     string `json:"error,omitempty"`
 }

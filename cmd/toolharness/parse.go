@@ -24,7 +24,7 @@ func parseCommand() *cli.Command {
 		ArgsUsage: "[FILE]",
 		Description: `Reads a model's raw output from FILE (or stdin, without FILE or with -) and prints one JSON
 object per line per event:
-   {"type":"text","text":"…"}
+   {"type":"text","text":"…"}   (the answer; "part":"reasoning" or "part":"framing" for the rest, below)
    {"type":"call_start","id":"call_0","name":"read_file","offset":12}   (the tool name is known)
    {"type":"call","id":"call_0","name":"read_file","arguments":{…},"repairs":[…],"offset":12}
        (with "error":{"kind":…,"message":…} when the tool is unknown or the arguments are malformed)
@@ -33,10 +33,13 @@ object per line per event:
 --chunk N feeds the input in N-byte chunks (cut at UTF-8 boundaries), as a server would stream it;
 the events are the same as for one chunk, except that text may be split differently.
 
-A <think>…</think> reasoning block at the start of the output is content and never holds a call (a call
-the model quotes while reasoning is not a call). --think-open says the prompt already opened the block
-(Qwen3 "Thinking-2507" and DeepSeek-R1 templates end the generation prompt with <think>): the output is
-reasoning up to the first </think>.
+Every byte outside calls is in a text event, and each says which part of the reply it is: the answer (no
+"part"), "reasoning" or "framing" (the markup around the parts). A <think>…</think> block at the start of
+the output is reasoning, its tags framing, and it never holds a call (a call the model quoted while
+reasoning is not a call). --think-open says the prompt already opened the block (Qwen3 "Thinking-2507" and
+DeepSeek-R1 templates end the generation prompt with <think>): the output is reasoning up to the first
+</think>. In harmony (gpt-oss) the analysis channel is reasoning, the final channel and commentary without
+a recipient are the answer, and <|start|>assistant, <|channel|>…<|message|>, <|end|>, <|return|> framing.
 
 --jsonl is batch mode: each input line is {"raw":"…","id":…,"tools":[…]} (tools optional, OpenAI or
 Anthropic shape, overriding --tools; other fields ignored), each output line is
@@ -122,6 +125,7 @@ type (
 	eventLine struct {
 		Type      string          `json:"type"`
 		Text      *string         `json:"text,omitempty"`
+		Part      parse.Part      `json:"part,omitempty"`
 		ID        string          `json:"id,omitempty"`
 		Name      *string         `json:"name,omitempty"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -149,7 +153,7 @@ func eventToLine(e parse.Event) eventLine {
 	l := eventLine{Type: e.Type.String()}
 	switch e.Type {
 	case parse.EventText:
-		l.Text = &e.Text
+		l.Text, l.Part = &e.Text, e.Part
 	case parse.EventCallStart:
 		off := e.Call.Offset
 		l.ID, l.Name, l.Offset = e.Call.ID, &e.Call.Name, &off

@@ -36,6 +36,36 @@ func TestParseStream(t *testing.T) {
 	}
 }
 
+// TestParseParts: each text event says its part; the answer's carry none,
+// so output without reasoning is as it always was.
+func TestParseParts(t *testing.T) {
+	in := `<|channel|>analysis<|message|>Adding.<|end|><|start|>assistant<|channel|>final<|message|>It is 3.<|return|>`
+	want := []string{
+		`{"type":"text","text":"<|channel|>analysis<|message|>","part":"framing"}`,
+		`{"type":"text","text":"Adding.","part":"reasoning"}`,
+		`{"type":"text","text":"<|end|><|start|>assistant<|channel|>final<|message|>","part":"framing"}`,
+		`{"type":"text","text":"It is 3."}`,
+		`{"type":"text","text":"<|return|>","part":"framing"}`,
+	}
+	for _, format := range []string{"harmony", "auto"} {
+		out, stderr, code := runCLI(t, in, "parse", "--format", format)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if d := cmp.Diff(want, strings.Split(strings.TrimSpace(out), "\n")); d != "" {
+			t.Errorf("%s (-want +got):\n%s", format, d)
+		}
+	}
+	out, stderr, code := runCLI(t, "<think>plan</think>It is 3.", "parse", "--format", "hermes", "--chunk", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want = []string{"framing:<think>", "reasoning:plan", "framing:</think>", "content:It is 3."}
+	if d := cmp.Diff(want, mergeTextLines(t, out)); d != "" {
+		t.Errorf("think (-want +got):\n%s", d)
+	}
+}
+
 // TestParseChunked checks that --chunk gives the same events, text apart.
 func TestParseChunked(t *testing.T) {
 	in := "héllo [get_weather(city=\"Zürich\")] and <tool_call>{'name': 'x', 'arguments': {'a': True}}</tool_call> done"
@@ -54,25 +84,33 @@ func TestParseChunked(t *testing.T) {
 	}
 }
 
+// mergeTextLines is the output's lines with the text of one part merged,
+// as "part:text".
 func mergeTextLines(t *testing.T, out string) []string {
 	t.Helper()
 	var lines []string
 	var text strings.Builder
+	part := parse.PartContent
 	flush := func() {
 		if text.Len() > 0 {
-			lines = append(lines, "text:"+text.String())
+			lines = append(lines, part.String()+":"+text.String())
 			text.Reset()
 		}
 	}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var ev struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
+			Type string     `json:"type"`
+			Text string     `json:"text"`
+			Part parse.Part `json:"part"`
 		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
 			t.Fatalf("bad line %q: %v", l, err)
 		}
 		if ev.Type == "text" {
+			if ev.Part != part {
+				flush()
+				part = ev.Part
+			}
 			text.WriteString(ev.Text)
 			continue
 		}

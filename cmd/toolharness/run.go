@@ -27,11 +27,15 @@ func runCommand() *cli.Command {
 		ArgsUsage: `"task"`,
 		Description: `Runs one task: the model calls tools until it answers. The model's text and each
 call (● name(args) and a one-line result) stream to stderr, or to the terminal;
-the final answer goes to stdout. Exit status: 0 answered, 2 a limit was hit
-(--max-turns, --max-retries), 1 a harness error (server fault, bad flags).
---json prints one JSON object on stdout instead of the answer: message,
-answer, stop, calls, retries, error. The task may be given as "-" to read it
-from stdin.
+the final answer goes to stdout. The answer is the reply's content: a thinking
+model's reasoning (a leading <think> block, gpt-oss's analysis channel) streams
+between "Thinking..." and "...done thinking." (faint on a terminal; not at all
+with --hide-reasoning), and the markup around it is never shown. Exit status:
+0 answered, 2 a limit was hit (--max-turns, --max-retries), 1 a harness error
+(server fault, bad flags). --json prints one JSON object on stdout instead of
+the answer: message, answer, reasoning (when the model reasoned), stop, calls,
+retries, error. --trace keeps every byte the model wrote. The task may be given
+as "-" to read it from stdin.
 
 Examples:
    toolharness run --model qwen2.5:7b --tools builtin:fs "summarise README.md"
@@ -66,7 +70,7 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 	if live {
 		out = stdout
 	}
-	con := newConsole(out)
+	con := agentConsole(c, out, live)
 	in := newLineReader(c.App.Reader)
 	s, err := buildSession(ctx, c, con.hooks(), in, stderr)
 	if err != nil {
@@ -76,7 +80,7 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 	ex, err := s.Send(ctx, task)
 	con.endExchange()
 	if asJSON {
-		rec := chatRecord{Message: task, Stop: string(ex.Stop), Answer: ex.Answer, Calls: ex.Calls, Retries: ex.Retries}
+		rec := chatRecord{Message: task, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
 		if err != nil {
 			rec.Error = oneLineError(c, err)
 		}
