@@ -130,11 +130,18 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 		c := p.decodePairs(s, h.name, body[h.args:], base+h.args)
 		return []dcall{c}, nil
 	}
+	hs := h.spec
 	args := strings.TrimRight(body[h.args:], " \t\r\n")
-	for _, suf := range reversed(s.argsSuffix) {
+	for _, suf := range reversed(hs.argsSuffix) {
 		args = strings.TrimRight(strings.TrimSuffix(args, suf), " \t\r\n")
 	}
-	calls, err := p.decodeArgsOnly(h.name, args, base+h.args)
+	var calls []dcall
+	var err *Error
+	if hs.gemma {
+		calls = []dcall{p.decodeGemmaArgs(h.name, args, base+h.args)}
+	} else {
+		calls, err = p.decodeArgsOnly(h.name, args, base+h.args)
+	}
 	if h.id != "" {
 		for k := range calls {
 			calls[k].id = h.id
@@ -206,6 +213,12 @@ func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 		}
 		key := strings.TrimSpace(body[i : i+e])
 		i += e + len(kend)
+		text := true
+		if s.typeAttr != "" {
+			var n int
+			n, text = typeAttr(body[i:], s.typeAttr, m.valueOpen)
+			i += n
+		}
 		if m.keyClose != "" && m.valueOpen != "" {
 			j := skipWS([]byte(body[i:min(len(body), i+64+len(m.valueOpen))]), 0)
 			if strings.HasPrefix(body[i+j:], m.valueOpen) {
@@ -231,7 +244,11 @@ func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 		}
 		v := strings.TrimPrefix(body[i:i+stop], m.lead)
 		v = strings.TrimSuffix(v, m.trail)
-		a.add(key, v, base+i)
+		if text {
+			a.add(key, v, base+i)
+		} else {
+			rep |= a.addJSON(key, v, base+i)
+		}
 		i += stop + after
 	}
 	if p.opts.Strict && rep != 0 {
