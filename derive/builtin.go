@@ -36,6 +36,12 @@ func builtinFormat(s parse.Syntax) string {
 			return "harmony"
 		case s.CallOpen == "" && s.SectionOpen == "" && s.NamePrefix == "" && s.NameSuffix == "\n" && s.ArgsPrefix == "" && s.CallClose == "":
 			return "glm4"
+		case deepseekMarkers(s) && (s.NamePrefix == "function<｜tool▁sep｜>" && s.NameSuffix == "\n" && s.ArgsPrefix == "```json\n" && s.ArgsSuffix == "\n```" ||
+			s.NamePrefix == "" && s.NameSuffix == "" && s.ArgsPrefix == "<｜tool▁sep｜>" && s.ArgsSuffix == "") && s.IDPrefix == "":
+			// V3 and R1 (function<｜tool▁sep｜>NAME, fenced JSON) and
+			// V3.1 (NAME<｜tool▁sep｜>JSON): the deepseek parser reads
+			// both, and the spellings DeepSeek models also write.
+			return "deepseek"
 		}
 	case parse.BodyPairs:
 		switch {
@@ -55,4 +61,10 @@ func builtinFormat(s parse.Syntax) string {
 		}
 	}
 	return ""
+}
+
+// deepseekMarkers: the section and call markers of DeepSeek V3, V3.1 and R1.
+func deepseekMarkers(s parse.Syntax) bool {
+	return s.SectionOpen == "<｜tool▁calls▁begin｜>" && s.SectionClose == "<｜tool▁calls▁end｜>" &&
+		s.CallOpen == "<｜tool▁call▁begin｜>" && s.CallClose == "<｜tool▁call▁end｜>"
 }

@@ -51,7 +51,7 @@
 //
 // A Result says whether the template renders the catalog and calls,
 // whether it renders parallel calls, the built-in format (hermes,
-// qwen3-coder, mistral, json, harmony, glm45, glm4, xml, pythonic) or the
+// qwen3-coder, mistral, json, harmony, glm45, glm4, deepseek, xml, pythonic) or the
 // derived Syntax, the reasoning markers (and whether the generation prompt
 // opens reasoning), the prompt tail (the end of the generation prompt that
 // is already call syntax, such as functionary v3.2's ">>>"), the stop

@@ -18,7 +18,9 @@ package parse
 // bareOpener returns the opener of format's bare calls, or nil.
 func bareOpener(format string, strict bool) *opener {
 	switch format {
-	case "glm4":
+	case "glm4", "functionary":
+		// functionary v3.2's generation prompt ends with ">>>", so a
+		// server's reply starts with the name line.
 		return &opener{kind: kBare, dec: dNameLine, tentative: true}
 	case "pythonic":
 		if !strict {

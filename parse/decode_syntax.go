@@ -10,10 +10,24 @@ import (
 // body is the block after its scanned marker, up to its closing marker
 // (or the end of its last value); base is body's offset in the turn.
 func (p *Parser) decodeSyntax(op *opener, body string, base int) ([]dcall, *Error) {
+	calls, err := p.decodeSyntax1(op, body, base)
+	if err != nil && len(calls) == 0 && err.Offset >= base+len(body) {
+		// An error that stands for the whole block (it carries its
+		// bytes) lies inside it: the block's end is where the next
+		// block (a repeated marker) may start.
+		err.Offset = base - len(op.marker)
+	}
+	return calls, err
+}
+
+func (p *Parser) decodeSyntax1(op *opener, body string, base int) ([]dcall, *Error) {
 	s := op.syn
 	open, close := s.callOpen, s.callClose
 	if op.section {
 		open, close = s.sectionOpen, s.sectionClose
+	}
+	if strings.TrimSpace(body) == "" {
+		return nil, &Error{Kind: KindMissingName, Offset: base, Message: "empty call block; write the tool name and its arguments inside it"}
 	}
 	i := 0
 	if j := skipPieces([]byte(body), 0, open[1:]); j >= 0 {
@@ -78,12 +92,14 @@ func (p *Parser) decodeSection(s *synSpec, body string, i, base int) ([]dcall, *
 			}
 		}
 		cs, err := p.decodeSyntaxBody(s, trimPieces(body[i:end], s.callClose), base+i)
-		if rep != 0 {
-			if p.opts.Strict {
-				err = orErr(err, &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every call with " + s.CallClose})
-			}
-			for k := range cs {
+		for k := range cs {
+			switch {
+			case rep == 0:
+			case !p.opts.Strict:
 				cs[k].repairs |= rep
+			case cs[k].err == nil:
+				// Strict takes no repair: the call carries the error.
+				cs[k].err = &Error{Kind: KindUnclosedBlock, Offset: base + i, Message: "close every call with " + s.CallClose}
 			}
 		}
 		calls = append(calls, cs...)
@@ -114,11 +130,18 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 		c := p.decodePairs(s, h.name, body[h.args:], base+h.args)
 		return []dcall{c}, nil
 	}
+	hs := h.spec
 	args := strings.TrimRight(body[h.args:], " \t\r\n")
-	for _, suf := range reversed(s.argsSuffix) {
+	for _, suf := range reversed(hs.argsSuffix) {
 		args = strings.TrimRight(strings.TrimSuffix(args, suf), " \t\r\n")
 	}
-	calls, err := p.decodeArgsOnly(h.name, args, base+h.args)
+	var calls []dcall
+	var err *Error
+	if hs.gemma {
+		calls = []dcall{p.decodeGemmaArgs(h.name, args, base+h.args)}
+	} else {
+		calls, err = p.decodeArgsOnly(h.name, args, base+h.args)
+	}
 	if h.id != "" {
 		for k := range calls {
 			calls[k].id = h.id
@@ -190,6 +213,12 @@ func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 		}
 		key := strings.TrimSpace(body[i : i+e])
 		i += e + len(kend)
+		text := true
+		if s.typeAttr != "" {
+			var n int
+			n, text = typeAttr(body[i:], s.typeAttr, m.valueOpen)
+			i += n
+		}
 		if m.keyClose != "" && m.valueOpen != "" {
 			j := skipWS([]byte(body[i:min(len(body), i+64+len(m.valueOpen))]), 0)
 			if strings.HasPrefix(body[i+j:], m.valueOpen) {
@@ -206,14 +235,20 @@ func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 		stop := strings.Index(body[i:lim], m.valueClose)
 		after := 0
 		if stop < 0 {
+			// What runs on to the next key or the call's end ends at
+			// the whitespace before it.
 			rep |= rMissingCloseTag
-			stop = lim - i
+			stop = len(strings.TrimRight(body[i:lim], " \t\r\n"))
 		} else {
 			after = len(m.valueClose)
 		}
 		v := strings.TrimPrefix(body[i:i+stop], m.lead)
 		v = strings.TrimSuffix(v, m.trail)
-		a.add(key, v, base+i)
+		if text {
+			a.add(key, v, base+i)
+		} else {
+			rep |= a.addJSON(key, v, base+i)
+		}
 		i += stop + after
 	}
 	if p.opts.Strict && rep != 0 {

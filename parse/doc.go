@@ -20,6 +20,14 @@
 //	tags         <read_file><path>a.txt</path></read_file>   (one tag per registered tool)
 //	glm4         get_weather\n{"city": "Paris"}   (a name line, then a JSON object; GLM-4)
 //	glm45        <tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value></tool_call>
+//	deepseek     <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{…}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+//	             (V3.1; V3 and R1 write function<｜tool▁sep｜>get_weather\n```json\n{…}\n```), and
+//	             V3.2's <｜DSML｜function_calls><｜DSML｜invoke name="T"><｜DSML｜parameter name="p" string="true">v…
+//	kimi-k2      <|tool_calls_section_begin|><|tool_call_begin|>functions.T:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…
+//	functionary  >>>get_weather\n{"city": "Paris"}   (v3.2; >>>all\n is content)
+//	functiongemma <start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>
+//	minimax-m2   <minimax:tool_call><invoke name="T"><parameter name="p">v</parameter></invoke></minimax:tool_call>
+//	seed-oss     <seed:tool_call><function=T><parameter=p>v</parameter></function></seed:tool_call>
 //	auto         any of the above, detected from the text itself
 //
 // # API
@@ -109,6 +117,15 @@
 // unless it holds a call naming a registered tool. parse/testdata/syntax
 // holds the renders of 25 real templates the tests parse back.
 //
+// The named formats deepseek, kimi-k2, functionary, functiongemma,
+// minimax-m2 and seed-oss are Syntaxes described in the package
+// (families.go), with what their models need besides: DeepSeek's two call
+// bodies in one format, Kimi K2's call IDs (functions.T:0, kept as
+// Call.ID), DSML's typed values (string="false": JSON), FunctionGemma's
+// argument notation. auto reads all of them; functionary's >>> only when a
+// tool name follows it directly (no space: ">>> " is a Python prompt),
+// then a line break and a JSON object.
+//
 // # Reasoning blocks
 //
 // A <think>…</think> block at the start of the output (after optional
@@ -190,7 +207,10 @@
 // follows shows it ended), missing_brackets (Python calls at the start of
 // a reply without their list brackets), markdown_escape (calculate\_BMI),
 // quoted_call (['f(a=1)']), bare_identifier (an unquoted variable name as
-// a Python argument value, kept as a string). With a catalog, a repaired
+// a Python argument value, kept as a string; a bare word as a
+// FunctionGemma value), marker_spelling (a family's marker in a spelling
+// other than its template's: DeepSeek's with ASCII bars, Kimi K2's
+// section marker in the singular). With a catalog, a repaired
 // block is only taken as a call when it names a registered tool; otherwise it
 // stays content. Options.Strict disables every repair.
 //

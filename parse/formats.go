@@ -120,7 +120,8 @@ func newTable(ops []opener) *table {
 	return t
 }
 
-var formatNames = []string{"xml", "hermes", "json", "mistral", "qwen3-coder", "pythonic", "harmony", "tags", "glm4", "glm45", "auto"}
+var formatNames = []string{"xml", "hermes", "json", "mistral", "qwen3-coder", "pythonic", "harmony", "tags", "glm4", "glm45",
+	"deepseek", "kimi-k2", "functionary", "functiongemma", "minimax-m2", "seed-oss", "auto"}
 
 // Formats returns the format names, as accepted by New and the CLI.
 func Formats() []string { return append([]string(nil), formatNames...) }
@@ -141,6 +142,18 @@ func StopSequences(format string) []string {
 		return []string{"<|call|>"}
 	case "json":
 		return []string{"<|eom_id|>"}
+	case "deepseek":
+		return []string{"<｜tool▁calls▁end｜>", "</｜DSML｜function_calls>"}
+	case "kimi-k2":
+		return []string{"<|tool_calls_section_end|>"}
+	case "minimax-m2":
+		return []string{"</minimax:tool_call>"}
+	case "seed-oss":
+		return []string{"</seed:tool_call>"}
+	case "functiongemma":
+		// What the model writes after its calls: stopping there keeps
+		// parallel calls, which stopping at <end_function_call> would cut.
+		return []string{"<start_function_response>"}
 	}
 	return nil
 }
@@ -231,6 +244,8 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		add(lenient, fence)
 	case "tags":
 		ops = append(ops, tagOpeners(tools)...)
+	case "deepseek", "kimi-k2", "functionary", "functiongemma", "minimax-m2", "seed-oss":
+		ops = append(ops, familyOpeners(format, lenient)...)
 	case "auto":
 		ops = append(ops,
 			opener{marker: "<function_calls>", kind: kTag, closer: "</function_calls>", dec: dXML, reopen: lenient},
@@ -248,6 +263,10 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		add(lenient, fence,
 			opener{marker: "<function=", kind: kTag, closer: "</function>", dec: dQwenCoder, repair: rMissingOpenTag, trailer: "</tool_call>"},
 			opener{marker: "<invoke name=", kind: kTag, closer: "</invoke>", dec: dXML, repair: rMissingOpenTag, trailer: "</function_calls>"})
+		// The families' markers are their own special tokens (and
+		// functionary's >>> is tentative, its name written tight).
+		// Last, so that a marker auto already has keeps its opener.
+		ops = append(ops, familyOpeners(format, lenient)...)
 	default:
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, format, strings.Join(formatNames, ", "))
 	}

@@ -3,6 +3,7 @@ package parse
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,9 @@ func fuzzSeeds(f testing.TB, add func(text string)) {
 		add(r.Raw)
 	}
 	for _, c := range formatCases {
+		add(c.in)
+	}
+	for _, c := range allFamilyCases() {
 		add(c.in)
 	}
 	add("<think>quoting {\"name\": \"a\", \"arguments\": {}}</think>\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>")
@@ -67,7 +71,9 @@ func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, fu
 		}
 	}
 	formats := Formats()
-	format := formats[int(mode)%len(formats)]
+	// The seed's top byte shifts the choice, so that every format can
+	// run with any flags (fuzzMode).
+	format := formats[(int(mode)+int(seed>>56))%len(formats)]
 	return format, func() *Parser {
 		p, err := New(format, opts)
 		if err != nil {
@@ -88,6 +94,14 @@ func hasThinkTool(tools []chat.Tool) bool {
 	return false
 }
 
+// fuzzMode gives the mode and seed that run a named format with flags
+// (0x10 strict, 0x20 the catalog, 0x40 ThinkOpen) and chunking seed k.
+func fuzzMode(format string, flags uint8, k uint64) (uint8, uint64) {
+	i, n := slices.Index(Formats(), format), len(Formats())
+	shift := ((i-int(flags))%n + n) % n
+	return flags, uint64(shift)<<56 | k&(1<<48-1)
+}
+
 func fuzzTools(f *testing.F) []chat.Tool {
 	return corpusTools(f, "mikeveerman_raw.jsonl")
 }
@@ -105,6 +119,16 @@ func FuzzChunkInvariance(f *testing.F) {
 	for i := range fuzzSyntaxes() {
 		for k, in := range synInputs {
 			f.Add(in, uint64(i)<<48|uint64(k), uint8(0xa0|(k&1)<<4))
+		}
+	}
+	// The family cases in each of their formats, strict and lenient,
+	// with the catalog.
+	for k, c := range allFamilyCases() {
+		for _, format := range c.formats {
+			for _, flags := range []uint8{0x20, 0x30} {
+				mode, seed := fuzzMode(format, flags, uint64(k))
+				f.Add(c.in, seed, mode)
+			}
 		}
 	}
 	tools := fuzzTools(f)

@@ -34,6 +34,7 @@ const (
 	rMarkdownEscape
 	rQuotedCall
 	rBareIdentifier
+	rMarkerSpelling
 )
 
 var repairNames = [...]string{
@@ -42,6 +43,7 @@ var repairNames = [...]string{
 	"single_quotes", "trailing_comma", "flattened_arguments", "nested_call",
 	"missing_braces", "pythonic_call", "positional_arguments", "name_key",
 	"missing_brackets", "markdown_escape", "quoted_call", "bare_identifier",
+	"marker_spelling",
 }
 
 // RepairKinds returns every repair kind a call can carry.

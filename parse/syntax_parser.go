@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -40,6 +41,31 @@ type synSpec struct {
 	nameEnds                       []string
 	nameSuffix, idPrefix, argsStop string
 	wsEnds                         bool
+
+	// The knobs below are set by the named formats built on a Syntax
+	// (families.go); a syntax from NewSyntax has none of them.
+	//
+	// alts are other heads the calls of these markers may have (DeepSeek
+	// V3.1's name<｜tool▁sep｜>{…} besides R1's
+	// function<｜tool▁sep｜>name\n```json…): the first whose head reads
+	// decides (head).
+	alts []*synSpec
+	// headID: the call's ID is its whole head, name prefix, name and id
+	// (Kimi K2's functions.NAME:IDX, the ID its template writes back).
+	headID bool
+	// tight: the name follows the opening marker with no whitespace
+	// (functionary's >>>name, where ">>> " is a Python prompt).
+	tight bool
+	// notNames are words in the name's place that are not tools
+	// (functionary's "all" content channel).
+	notNames []string
+	// gemma: the arguments are in FunctionGemma's notation
+	// ({key:<escape>text<escape>,n:5}, decode_gemma.go).
+	gemma bool
+	// typeAttr names an attribute of a pair's key element that says
+	// whether the value is text ("true") or JSON ("false"): DSML's
+	// string="…".
+	typeAttr string
 }
 
 func newSynSpec(s Syntax) *synSpec {
@@ -307,6 +333,8 @@ func callishKey(buf []byte, i int, key string) verdict {
 // head is where the parts of a call's head lie in its body.
 type head struct {
 	name, id string
+	// spec is the syntax (or alternative) the head was read in.
+	spec *synSpec
 	// args is the index where the arguments start (after ArgsPrefix, at
 	// the first non-space byte), or the pairs for BodyPairs.
 	args int
@@ -316,18 +344,34 @@ type head struct {
 const maxHead = 256
 
 // head reads NamePrefix name NameSuffix [IDPrefix id] ArgsPrefix from the
-// start of body (BodyNameJSON and BodyPairs). With !eof, vMore says body
-// ends before the head could be read; the answer is the same for every
-// longer body.
+// start of body (BodyNameJSON and BodyPairs), in the syntax or else in
+// the first of its alternatives that reads it; h.spec says which. With
+// !eof, vMore says body ends before the head could be read; the answer is
+// the same for every longer body (an alternative is only tried once the
+// ones before it said vNo, which they say of every longer body too).
 func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
+	h, v := s.head1(body, eof)
+	h.spec = s
+	for _, a := range s.alts {
+		if v != vNo {
+			break
+		}
+		h, v = a.head1(body, eof)
+		h.spec = a
+	}
+	return h, v
+}
+
+func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 	more := vMore
 	if eof {
 		more = vNo
 	}
 	i := skipWS(body, 0)
-	if i > 64 {
+	if i > 64 || s.tight && i > 0 {
 		return head{}, vNo
 	}
+	from := i
 	var v verdict
 	if i, v = skipPiecesVerdict(body, i, s.namePrefix, more); v != vYes {
 		return head{}, v
@@ -371,7 +415,7 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 		return head{}, vMore
 	}
 	h := head{name: string(body[i:end])}
-	if h.name == "" {
+	if h.name == "" || slices.Contains(s.notNames, h.name) {
 		return head{}, vNo
 	}
 	k := end
@@ -385,6 +429,9 @@ func (s *synSpec) head(body []byte, eof bool) (head, verdict) {
 		var v verdict
 		if h.id, k, v = s.callIDAt(body, k, eof, more); v != vYes {
 			return head{}, v
+		}
+		if s.headID && h.id != "" {
+			h.id = strings.TrimSpace(string(body[from:k]))
 		}
 	}
 	if s.Body == BodyPairs {

@@ -253,8 +253,9 @@ func promptFormat(c *cli.Context, flag, value string) error {
 			flag, strings.Join(render.Formats(), ", "), flag)
 	}
 	if slices.Contains(parse.Formats(), value) && !slices.Contains(render.Formats(), value) {
-		// glm4, glm45: read, never written by package render; a model
-		// template that writes them does so itself.
+		// glm4, glm45, deepseek, kimi-k2, …: read, never written by
+		// package render; a model template that writes them does so
+		// itself.
 		return usageError(c, "--%s %s: toolharness parses %s but does not write a prompt in it; leave --%s out and a template whose calls are %s (the model's own, or --chat-template) writes them itself, or pick one of %s",
 			flag, value, value, flag, value, strings.Join(render.Formats(), ", "))
 	}

@@ -54,6 +54,8 @@ inside the call syntax (functionary v3.2's ">>>", gpt-oss's "<|start|>assistant"
 as if that tail preceded it; the tail is never content, and offsets are the output's own.
 
 Formats: ` + strings.Join(parse.Formats(), ", ") + `
+(deepseek: V3, V3.1, R1 and V3.2's DSML; kimi-k2; functionary: v3.2's >>>NAME; functiongemma:
+<start_function_call>call:NAME{…}; minimax-m2; seed-oss. auto reads them all; see docs/parse.md.)
 
 Examples:
    echo '<tool_call>{"name":"read","arguments":{"path":"a.txt"}}</tool_call>' | toolharness parse --format hermes
@@ -62,7 +64,8 @@ Examples:
    toolharness parse --format hermes --think-open < qwen3-thinking-output.txt
    toolharness parse --format hermes --jsonl --tools tools.yaml < records.jsonl > parsed.jsonl
    toolharness parse --chat-template glm-4.5.jinja --tools tools.json < glm-output.txt
-   printf 'get_weather\n{"city": "Paris"}' | toolharness parse --chat-template functionary-medium-v3.2.jinja`,
+   printf 'get_weather\n{"city": "Paris"}' | toolharness parse --chat-template functionary-medium-v3.2.jinja
+   printf '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city":"Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>' | toolharness parse --format deepseek`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
 			&cli.StringSliceFlag{Name: "tools", Usage: "tools: a catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape) or builtin:fs, builtin:bash; comma-separated or repeated"},
