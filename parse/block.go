@@ -65,10 +65,10 @@ type block struct {
 	pre             fastObject
 	preAt           int
 	preOK           bool
-	// leading is what nameChunk read of the call object so far, inName
-	// that it ends inside the name.
+	// leading is what nameChunk read of the call object so far, nameAt
+	// where the name starts once it got that far.
 	leading verdict
-	inName  bool
+	nameAt  int
 	// closerAt is where jsonInTag saw the closing marker start, while it
 	// is not all there.
 	closerAt int

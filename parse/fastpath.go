@@ -50,17 +50,33 @@ func (p *Parser) nameChunk(old int, chunk string, emit func(Event)) bool {
 		return false
 	}
 	copy(b.buf[old:], chunk)
-	if b.inName && !endsName(chunk) {
-		// Inside the name, no byte that ends it.
-		if len(b.buf) <= b.vstart+nameWindow {
-			return true
+	w := b.buf[:min(len(b.buf), b.vstart+nameWindow)]
+	var name []byte
+	v := vMore
+	if b.nameAt > 0 {
+		// Inside the name: only the new bytes can end it.
+	look:
+		for j := max(old, b.nameAt); j < len(w); j++ {
+			switch w[j] {
+			case '"':
+				name, v = w[b.nameAt:j], vYes
+				break look
+			case '\\', '\n':
+				v = vNo
+				break look
+			}
+		}
+	} else {
+		var at int
+		name, v, at = leadingName(w[min(b.vpos, len(w)):])
+		if at > 0 {
+			b.nameAt = b.vpos + at
 		}
 	}
-	name, v, inName := leadingName(b.buf[b.vpos:min(len(b.buf), b.vstart+nameWindow)])
-	if v == vMore && len(b.buf) > b.vstart+nameWindow {
+	if v == vMore && len(b.buf) > len(w) {
 		v = vNo
 	}
-	b.leading, b.inName = v, inName
+	b.leading = v
 	switch v {
 	case vMore:
 		return true
@@ -71,17 +87,6 @@ func (p *Parser) nameChunk(old int, chunk string, emit func(Event)) bool {
 	p.emit = emit
 	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: p.nameString(name), Offset: b.start}})
 	p.emit = nil
-	return false
-}
-
-// endsName reports whether s has a byte that ends a name leadingName is
-// reading.
-func endsName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' || c == '\n' {
-			return true
-		}
-	}
 	return false
 }
 
@@ -96,46 +101,46 @@ func (p *Parser) nameString(name []byte) string {
 
 // leadingName reads {"name": "T at the start of w, what jsonNameFrom finds
 // first when w starts so: the name (vYes), not yet (vMore: w is a prefix
-// of that shape; inName when it ends inside the name), or w is not of
-// that shape (vNo).
-func leadingName(w []byte) (name []byte, v verdict, inName bool) {
+// of that shape), or w is not of that shape (vNo). at is where the name
+// starts in w, once w reaches it.
+func leadingName(w []byte) (name []byte, v verdict, at int) {
 	i := skipWS(w, 0)
 	if i < len(w) && w[i] == '{' {
 		i = skipWS(w, i+1)
 	} else if i < len(w) {
-		return nil, vNo, false
+		return nil, vNo, 0
 	}
 	const key = `"name"`
 	if k := min(len(w)-i, len(key)); string(w[i:i+k]) != key[:k] {
-		return nil, vNo, false
+		return nil, vNo, 0
 	} else if k < len(key) {
-		return nil, vMore, false
+		return nil, vMore, 0
 	}
 	i = skipWS(w, i+len(key))
 	if i < len(w) && w[i] == ':' {
 		i = skipWS(w, i+1)
 	} else if i < len(w) {
-		return nil, vNo, false
+		return nil, vNo, 0
 	}
 	if i >= len(w) {
-		return nil, vMore, false
+		return nil, vMore, 0
 	}
 	if w[i] != '"' {
-		return nil, vNo, false
+		return nil, vNo, 0
 	}
 	i++
 	for j := i; j < len(w); j++ {
 		switch w[j] {
 		case '"':
 			if j == i {
-				return nil, vNo, false
+				return nil, vNo, 0
 			}
-			return w[i:j], vYes, false
+			return w[i:j], vYes, i
 		case '\\', '\n':
-			return nil, vNo, false
+			return nil, vNo, 0
 		}
 	}
-	return nil, vMore, true
+	return nil, vMore, i
 }
 
 // feedBlockChunk is the path of a small chunk inside a confirmed block
