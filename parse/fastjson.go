@@ -44,7 +44,13 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			if i >= len(s) || s[i] != '"' {
 				return dst, i, false
 			}
-			if i, ok = stringEnd(s, i); !ok {
+			j := i + 1
+			for j < len(s) && plainByte[s[j]] {
+				j++
+			}
+			if j < len(s) && s[j] == '"' {
+				i = j + 1
+			} else if i, ok = stringEnd(s, i); !ok {
 				return dst, i, false
 			}
 			if j := skipWSs(s, i); j > i {
@@ -65,6 +71,16 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 		}
 		switch c := s[i]; {
 		case c == '"':
+			// Most strings are plain ASCII to their quote: read
+			// here, stringEnd only for the others.
+			j := i + 1
+			for j < len(s) && plainByte[s[j]] {
+				j++
+			}
+			if j < len(s) && s[j] == '"' {
+				i = j + 1
+				break
+			}
 			if i, ok = stringEnd(s, i); !ok {
 				return dst, i, false
 			}
