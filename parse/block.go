@@ -50,7 +50,7 @@ type block struct {
 	jmode uint8
 	jend  int
 	// inValue: jmode 1 before jend, with the call start out (or no
-	// longer looked for): what valueChunk needs.
+	// longer looked for): what Feed's fastest path needs.
 	inValue bool
 	// How valueEnd finds the end of a jmode 1 value (see there). keys
 	// are the call object's keys, fast says the value can be read by

@@ -259,7 +259,7 @@ func (p *Parser) blockChunkStep(old int, chunk string, started bool, emit func(E
 	}
 }
 
-// The marks valueChunk looks for: a closing bracket, at which a value may
+// The marks Feed's fastest path looks for: a closing bracket, at which a value may
 // end, and '<', with which a closing marker may start.
 const (
 	markClosing = 1 << iota

@@ -144,7 +144,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			return
 		}
 	}
-	// Only valueChunk and blockChunkStep keep inValue: every other path
+	// Only that path and blockChunkStep keep inValue: every other path
 	// may change what it stands for.
 	p.b.inValue = false
 	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
