@@ -2,10 +2,14 @@ package parse
 
 import "github.com/toolharness/toolharness/chat"
 
-// The two paths Feed takes before the general one, for the chunks
-// call-dense output is made of: a chunk inside a call block, and a chunk
-// that continues a marker held back at the end of the last one. Both
-// leave the parser in the state the general path would.
+// The paths Feed takes before the general one, for the chunks call-dense
+// output is made of: inside a call's JSON value (in Feed itself, then
+// valueMayEnd), inside a call block (feedBlockChunk: the name at the
+// object's start in nameChunk, the closing marker coming in), and a chunk
+// that continues a marker held back at the end of the last one
+// (extendHeld). Each leaves the parser in the state the general path
+// would; the format tests run every case in chunks of 1 to 7 bytes, and
+// FuzzChunkInvariance any split, to hold them to that.
 
 // extendHeld takes a chunk that continues the held marker prefix without
 // completing it (`<tool` + `_ca`): what is held is still the prefix of a
