@@ -134,18 +134,47 @@ type running struct {
 }
 
 func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, error) {
-	s.step++
-	st := Step{Exchange: s.exchange, Step: s.step, Turn: turn, Time: s.now(), Mode: s.cfg.Mode,
-		Format: s.cfg.Renderer.Format(), Constrained: s.cfg.Constrained}
-	if s.cfg.Constrained {
-		st.Format = "constrained-json"
-	}
+	st := s.newStep(turn)
 	req, key, parser, err := s.render(mustCall)
 	if err != nil {
 		st.Fault = err.Error()
 		s.writeStep(&st)
 		return st, err
 	}
+	s.notePrompt(&st, key)
+
+	g := &generation{s: s, ctx: ctx, st: &st, parser: parser, hooks: &lockedHooks{h: s.cfg.Hooks}}
+	start := time.Now()
+	resp, err := g.stream(req)
+	st.Duration = time.Since(start)
+	s.noteResponse(&st, resp, req.TokenSpans)
+	st.Raw, st.Content = g.raw.String(), g.content.String()
+	st.Answer, st.Reasoning = Answer(st.Events), Reasoning(st.Events)
+
+	s.addReply(&st, key, resp, err)
+	s.addResults(&st, g.run.outcomes)
+	if msg := looseErrors(st.Mistakes); msg != "" && err == nil {
+		s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleUser, Content: msg}})
+	}
+	err = s.endStep(&st, err)
+	return st, err
+}
+
+// newStep numbers the next step. The renderer's format is asked even when
+// constrained decoding overrides it, as it always was.
+func (s *Session) newStep(turn int) Step {
+	s.step++
+	st := Step{Exchange: s.exchange, Step: s.step, Turn: turn, Time: s.now(), Mode: s.cfg.Mode,
+		Format: s.cfg.Renderer.Format(), Constrained: s.cfg.Constrained}
+	if s.cfg.Constrained {
+		st.Format = "constrained-json"
+	}
+	return st
+}
+
+// notePrompt records the prompt's identity and warns when it no longer
+// extends the previous one, since the server's cache ends where it differs.
+func (s *Session) notePrompt(st *Step, key string) {
 	sum := sha256.Sum256([]byte(key))
 	st.PromptHash, st.PromptLen = hex.EncodeToString(sum[:]), len(key)
 	if s.prevPrompt != "" {
@@ -154,94 +183,134 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 			s.notice("prompt prefix diverged at byte %d (want %q, got %q): the server cannot reuse its cache past it", d.Offset, d.Want, d.Got)
 		}
 	}
+}
 
-	hooks := &lockedHooks{h: s.cfg.Hooks}
-	run := &running{}
-	var raw strings.Builder
-	var content strings.Builder
-	handle := func(evs []Event) {
-		for _, ev := range evs {
-			st.Events = append(st.Events, ev)
-			switch ev.Kind {
-			case EventText:
-				content.WriteString(ev.Text)
-				switch ev.Part {
-				case parse.PartContent:
-					hooks.text(ev.Text)
-				case parse.PartReasoning:
-					hooks.reasoning(ev.Text)
-				}
-			case EventCallStart:
-				if ev.Call != nil {
-					hooks.callStart(ev.Call.Name)
-				}
-			case EventCall:
-				if ev.Call == nil {
-					continue
-				}
-				call := *ev.Call
-				call.ID = s.nextID(call.ID)
-				st.Calls = append(st.Calls, call)
-				hooks.call(call)
-				o := &Outcome{Call: call}
-				run.outcomes = append(run.outcomes, o)
-				// A name the parser's catalog lacks may still be a deferred
-				// tool: the registry decides (and suggests names if not).
-				if ev.Err != nil && ev.Err.Kind != "unknown_tool" {
-					// Recognised but malformed: the parse error is the result.
-					o.Mistake = ev.Err.Kind
-					o.Result = s.cfg.Renderer.ErrorResult(call, ev.Err.Message)
-					hooks.result(*o)
-					continue
-				}
-				// Run the call now, while the model may still be writing.
-				run.wg.Add(1)
-				go func() {
-					defer run.wg.Done()
-					out := s.tools.Execute(ctx, call)
-					run.mu.Lock()
-					*o = out
-					run.mu.Unlock()
-					hooks.result(out)
-				}()
-			case EventError:
-				if ev.Err != nil {
-					st.Mistakes = append(st.Mistakes, Mistake{Kind: ev.Err.Kind, Message: fmt.Sprintf("%s at byte %d: %s", ev.Err.Kind, ev.Err.Offset, ev.Err.Message)})
-				}
+// generation is one model reply as it streams: the parser's events become
+// the step's events, hook calls and tool runs as they arrive.
+type generation struct {
+	s       *Session
+	ctx     context.Context
+	st      *Step
+	parser  StreamParser
+	hooks   *lockedHooks
+	run     running
+	raw     strings.Builder
+	content strings.Builder
+}
+
+// stream generates the reply and returns once the parser is closed and
+// every call it started has finished, so the outcomes are complete.
+func (g *generation) stream(req backend.Request) (backend.Response, error) {
+	resp, err := g.request(req)
+	// A backend that does not stream gives the whole text at the end.
+	if g.raw.Len() == 0 && resp.Text != "" && err == nil {
+		g.feed(resp.Text)
+	}
+	g.handle(g.parser.Close())
+	g.run.wg.Wait()
+	return resp, err
+}
+
+// request asks the backend for the reply, again after a retryable fault
+// only while nothing has arrived: then nothing has run either.
+func (g *generation) request(req backend.Request) (resp backend.Response, err error) {
+	s := g.s
+	for attempt := 1; ; attempt++ {
+		g.st.Attempts = attempt
+		resp, err = s.cfg.Backend.Generate(g.ctx, req, g.chunk)
+		if err == nil || g.raw.Len() > 0 || !backend.Retryable(err) || attempt > s.cfg.FaultRetries {
+			return resp, err
+		}
+		s.notice("generation failed before any output (%v); retrying (%d/%d)", err, attempt, s.cfg.FaultRetries)
+		select {
+		case <-g.ctx.Done():
+		case <-time.After(time.Duration(attempt*attempt) * 250 * time.Millisecond):
+		}
+		if g.ctx.Err() != nil {
+			return resp, fmt.Errorf("agent: %w", g.ctx.Err())
+		}
+	}
+}
+
+// chunk is the backend's stream callback; handling a chunk cannot fail.
+func (g *generation) chunk(text string) error {
+	g.feed(text)
+	return nil
+}
+
+func (g *generation) feed(text string) {
+	g.raw.WriteString(text)
+	g.handle(g.parser.Feed(text))
+}
+
+func (g *generation) handle(evs []Event) {
+	for _, ev := range evs {
+		g.st.Events = append(g.st.Events, ev)
+		switch ev.Kind {
+		case EventText:
+			g.text(ev.Text, ev.Part)
+		case EventCallStart:
+			if ev.Call != nil {
+				g.hooks.callStart(ev.Call.Name)
+			}
+		case EventCall:
+			if ev.Call != nil {
+				g.call(*ev.Call, ev.Err)
+			}
+		case EventError:
+			if ev.Err != nil {
+				g.st.Mistakes = append(g.st.Mistakes, Mistake{Kind: ev.Err.Kind, Message: fmt.Sprintf("%s at byte %d: %s", ev.Err.Kind, ev.Err.Offset, ev.Err.Message)})
 			}
 		}
 	}
+}
 
-	start := time.Now()
-	var resp backend.Response
-	for attempt := 1; ; attempt++ {
-		st.Attempts = attempt
-		resp, err = s.cfg.Backend.Generate(ctx, req, func(chunk string) error {
-			raw.WriteString(chunk)
-			handle(parser.Feed(chunk))
-			return nil
-		})
-		if err == nil || raw.Len() > 0 || !backend.Retryable(err) || attempt > s.cfg.FaultRetries {
-			break
-		}
-		// Nothing arrived, so nothing ran: safe to ask again.
-		s.notice("generation failed before any output (%v); retrying (%d/%d)", err, attempt, s.cfg.FaultRetries)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Duration(attempt*attempt) * 250 * time.Millisecond):
-		}
-		if ctx.Err() != nil {
-			err = fmt.Errorf("agent: %w", ctx.Err())
-			break
-		}
+// text keeps every part in the content the history replays, but hooks see
+// only the answer and the reasoning, not framing markup.
+func (g *generation) text(text string, part parse.Part) {
+	g.content.WriteString(text)
+	switch part {
+	case parse.PartContent:
+		g.hooks.text(text)
+	case parse.PartReasoning:
+		g.hooks.reasoning(text)
 	}
-	if raw.Len() == 0 && resp.Text != "" && err == nil {
-		raw.WriteString(resp.Text)
-		handle(parser.Feed(resp.Text))
+}
+
+// call gives the call its id and an outcome, and starts it at once, while
+// the model may still be writing, unless its parse error is the result.
+func (g *generation) call(call chat.ToolCall, perr *ParseError) {
+	call.ID = g.s.nextID(call.ID)
+	g.st.Calls = append(g.st.Calls, call)
+	g.hooks.call(call)
+	o := &Outcome{Call: call}
+	g.run.outcomes = append(g.run.outcomes, o)
+	// A name the parser's catalog lacks may still be a deferred tool: the
+	// registry decides (and suggests names if not).
+	if perr != nil && perr.Kind != "unknown_tool" {
+		// Recognised but malformed: the parse error is the result.
+		o.Mistake = perr.Kind
+		o.Result = g.s.cfg.Renderer.ErrorResult(call, perr.Message)
+		g.hooks.result(*o)
+		return
 	}
-	handle(parser.Close())
-	run.wg.Wait()
-	st.Duration = time.Since(start)
+	g.run.wg.Add(1)
+	go g.execute(call, o)
+}
+
+func (g *generation) execute(call chat.ToolCall, o *Outcome) {
+	defer g.run.wg.Done()
+	out := g.s.tools.Execute(g.ctx, call)
+	g.run.mu.Lock()
+	*o = out
+	g.run.mu.Unlock()
+	g.hooks.result(out)
+}
+
+// noteResponse records what the server said about the generation, and
+// tells the user what needs acting on: its notes, once per session, and a
+// prompt it cut.
+func (s *Session) noteResponse(st *Step, resp backend.Response, spans []backend.TokenSpan) {
 	st.Usage, st.StopReason = resp.Usage, resp.StopReason
 	st.Notes, st.StopSequence = resp.Notes, resp.StopSequence
 	for _, n := range resp.Notes {
@@ -251,7 +320,7 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 			s.notice("%s", n)
 		}
 	}
-	st.Reuse = reuseOf(resp.Usage, s.prevSlot, req.TokenSpans)
+	st.Reuse = reuseOf(resp.Usage, s.prevSlot, spans)
 	s.prevSlot = resp.Usage.SlotTokens
 	if n := resp.Usage.PromptTokens; n > 0 {
 		if s.prevTokens > 0 && n < s.prevTokens {
@@ -260,11 +329,12 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 		}
 		s.prevTokens = n
 	}
-	st.Raw, st.Content = raw.String(), content.String()
-	st.Answer, st.Reasoning = Answer(st.Events), Reasoning(st.Events)
+}
 
-	// The transcript grows by exactly what the model wrote, and by the
-	// ids it wrote it in when the backend gave them for exactly that text.
+// addReply appends the reply to the history. The transcript grows by
+// exactly what the model wrote, and by the ids it wrote it in when the
+// backend gave them for exactly that text.
+func (s *Session) addReply(st *Step, key string, resp backend.Response, err error) {
 	var ids []int
 	if err == nil && resp.Tokens != nil && resp.Text == st.Raw {
 		ids = resp.Tokens
@@ -276,7 +346,12 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 	} else {
 		s.prevPrompt = key + st.Raw
 	}
-	for _, o := range run.outcomes {
+}
+
+// addResults appends each call's result to the history, in the order the
+// calls were written, whatever order they finished in.
+func (s *Session) addResults(st *Step, outcomes []*Outcome) {
+	for _, o := range outcomes {
 		st.Results = append(st.Results, o.Result)
 		s.hist = append(s.hist, Msg{Message: o.Result.Message()})
 		if o.Ran {
@@ -286,20 +361,22 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 			st.Mistakes = append(st.Mistakes, Mistake{Kind: o.Mistake, Message: firstLine(o.Result.Content), CallID: o.Call.ID})
 		}
 	}
-	if msg := looseErrors(st.Mistakes); msg != "" && err == nil {
-		s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleUser, Content: msg}})
+}
+
+// endStep writes the step to the trace, and says whether output had begun
+// when the generation failed, since then it was not retried.
+func (s *Session) endStep(st *Step, err error) error {
+	if err == nil {
+		s.writeStep(st)
+		return nil
 	}
-	if err != nil {
-		st.Fault = err.Error()
-		s.writeStep(&st)
-		var be *backend.Error
-		if errors.As(err, &be) && be.Consumed {
-			return st, fmt.Errorf("agent: generation %d failed after output began (%d bytes kept, %d call(s) ran, not retried): %w", st.Step, raw.Len(), len(st.Ran), err)
-		}
-		return st, fmt.Errorf("agent: generation %d: %w", st.Step, err)
+	st.Fault = err.Error()
+	s.writeStep(st)
+	var be *backend.Error
+	if errors.As(err, &be) && be.Consumed {
+		return fmt.Errorf("agent: generation %d failed after output began (%d bytes kept, %d call(s) ran, not retried): %w", st.Step, len(st.Raw), len(st.Ran), err)
 	}
-	s.writeStep(&st)
-	return st, nil
+	return fmt.Errorf("agent: generation %d: %w", st.Step, err)
 }
 
 // looseErrors is the user message that reports parse errors not attached
