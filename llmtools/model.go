@@ -107,8 +107,33 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	if err != nil {
 		return nil, err
 	}
-	required := false
-	switch tc := co.ToolChoice.(type) {
+	tools, required := choose(co.ToolChoice, tools)
+	sys, hist, err := m.convert(messages)
+	if err != nil {
+		return nil, err
+	}
+	sys.Tools = tools
+	req, parser, err := m.request(co, sys, hist, required)
+	if err != nil {
+		return nil, err
+	}
+
+	r := &reply{ctx: ctx, stream: co.StreamingFunc, parser: parser}
+	resp, err := m.b.Generate(ctx, req, r.chunk)
+	if err != nil {
+		return nil, fmt.Errorf("llmtools: %w", err)
+	}
+	r.handle(parser.Close())
+	if r.streamErr != nil {
+		return nil, fmt.Errorf("llmtools: streaming func: %w", r.streamErr)
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{m.choice(req.Model, resp, r)}}, nil
+}
+
+// choose applies llms.WithToolChoice: the tools the model is offered, and
+// whether it must call one.
+func choose(choice any, tools []chat.Tool) (offered []chat.Tool, required bool) {
+	switch tc := choice.(type) {
 	case string:
 		switch tc {
 		case "none":
@@ -124,40 +149,20 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 			tools = only(tools, tc.Function.Name)
 		}
 	}
-	sys, hist, err := m.convert(messages)
-	if err != nil {
-		return nil, err
-	}
-	sys.Tools = tools
+	return tools, required
+}
 
+// request renders the conversation into the backend's request, with the
+// parser that reads the reply it asks for.
+func (m *Model) request(co llms.CallOptions, sys agent.System, hist []agent.Msg, required bool) (backend.Request, agent.StreamParser, error) {
 	req := backend.Request{Model: m.opts.Model, Mode: m.opts.Mode, Stop: append(m.r.Stop(), co.StopWords...)}
 	if co.Model != "" {
 		req.Model = co.Model
 	}
-	req.Options = backend.Options{MaxTokens: co.MaxTokens, NumCtx: m.opts.NumCtx}
-	temp := co.Temperature
-	req.Options.Temperature = &temp
-	if co.TopP > 0 {
-		p := co.TopP
-		req.Options.TopP = &p
-	}
-	if co.TopK > 0 {
-		k := co.TopK
-		req.Options.TopK = &k
-	}
-	if co.Seed != 0 {
-		s := co.Seed
-		req.Options.Seed = &s
-	}
-	var parser agent.StreamParser
-	constrain := len(tools) > 0 && (m.opts.Constrain || required) && m.b.Capabilities().Constrain
-	if constrain {
-		if req.Format, err = agent.CallSchema(tools, agent.SchemaOptions{AllowAnswer: !required, MaxString: m.opts.ConstrainMaxString}); err != nil {
-			return nil, fmt.Errorf("llmtools: %w", err)
-		}
-		parser = agent.NewConstrainedParser()
-	} else if parser, err = m.r.NewParser(tools); err != nil {
-		return nil, fmt.Errorf("llmtools: %w", err)
+	req.Options = sampling(co, m.opts.NumCtx)
+	parser, err := m.parser(&req, sys.Tools, required)
+	if err != nil {
+		return req, nil, err
 	}
 	if m.opts.Mode == backend.ModeChat {
 		req.Messages, err = m.r.Messages(sys, hist)
@@ -165,69 +170,106 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		req.Prompt, err = m.r.Prompt(sys, hist)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("llmtools: render: %w", err)
+		return req, nil, fmt.Errorf("llmtools: render: %w", err)
 	}
+	return req, parser, nil
+}
 
-	var content strings.Builder
-	var calls []chat.ToolCall
-	var problems []map[string]any
-	var streamErr error
-	handle := func(evs []agent.Event) {
-		for _, ev := range evs {
-			switch ev.Kind {
-			case agent.EventText:
-				content.WriteString(ev.Text)
-				if co.StreamingFunc != nil && streamErr == nil && ev.Text != "" {
-					streamErr = co.StreamingFunc(ctx, []byte(ev.Text))
-				}
-			case agent.EventCall:
-				if ev.Err != nil {
-					problems = append(problems, map[string]any{"kind": ev.Err.Kind, "offset": ev.Err.Offset, "message": ev.Err.Message, "name": ev.Call.Name, "raw": ev.Call.Raw})
-					continue
-				}
-				calls = append(calls, *ev.Call)
-			case agent.EventError:
-				problems = append(problems, map[string]any{"kind": ev.Err.Kind, "offset": ev.Err.Offset, "message": ev.Err.Message})
-			}
-		}
+// sampling is the request's options. CallOptions cannot tell a zero
+// temperature from none, and the temperature is sent as given; the other
+// samplers only when set, since their zero means no setting.
+func sampling(co llms.CallOptions, numCtx int) backend.Options {
+	o := backend.Options{MaxTokens: co.MaxTokens, NumCtx: numCtx}
+	temp := co.Temperature
+	o.Temperature = &temp
+	if co.TopP > 0 {
+		p := co.TopP
+		o.TopP = &p
 	}
-	resp, err := m.b.Generate(ctx, req, func(chunk string) error {
-		handle(parser.Feed(chunk))
-		return streamErr
-	})
+	if co.TopK > 0 {
+		k := co.TopK
+		o.TopK = &k
+	}
+	if co.Seed != 0 {
+		s := co.Seed
+		o.Seed = &s
+	}
+	return o
+}
+
+// parser is the reply's parser. When the backend can, calls are
+// constrained to the tools' schema where asked or where a call is required,
+// and req carries the schema.
+func (m *Model) parser(req *backend.Request, tools []chat.Tool, required bool) (agent.StreamParser, error) {
+	if len(tools) > 0 && (m.opts.Constrain || required) && m.b.Capabilities().Constrain {
+		var err error
+		if req.Format, err = agent.CallSchema(tools, agent.SchemaOptions{AllowAnswer: !required, MaxString: m.opts.ConstrainMaxString}); err != nil {
+			return nil, fmt.Errorf("llmtools: %w", err)
+		}
+		return agent.NewConstrainedParser(), nil
+	}
+	parser, err := m.r.NewParser(tools)
 	if err != nil {
 		return nil, fmt.Errorf("llmtools: %w", err)
 	}
-	handle(parser.Close())
-	if streamErr != nil {
-		return nil, fmt.Errorf("llmtools: streaming func: %w", streamErr)
-	}
+	return parser, nil
+}
 
+// reply collects a generation's content, calls and the problems the
+// parser reported, passing text on to the streaming func as it arrives.
+type reply struct {
+	ctx      context.Context
+	stream   func(context.Context, []byte) error
+	parser   agent.StreamParser
+	content  strings.Builder
+	calls    []chat.ToolCall
+	problems []map[string]any
+	// streamErr is the streaming func's first error; returned from the
+	// backend's callback, it stops the generation.
+	streamErr error
+}
+
+func (r *reply) chunk(text string) error {
+	r.handle(r.parser.Feed(text))
+	return r.streamErr
+}
+
+func (r *reply) handle(evs []agent.Event) {
+	for _, ev := range evs {
+		switch ev.Kind {
+		case agent.EventText:
+			r.content.WriteString(ev.Text)
+			if r.stream != nil && r.streamErr == nil && ev.Text != "" {
+				r.streamErr = r.stream(r.ctx, []byte(ev.Text))
+			}
+		case agent.EventCall:
+			if ev.Err != nil {
+				r.problems = append(r.problems, map[string]any{"kind": ev.Err.Kind, "offset": ev.Err.Offset, "message": ev.Err.Message, "name": ev.Call.Name, "raw": ev.Call.Raw})
+				continue
+			}
+			r.calls = append(r.calls, *ev.Call)
+		case agent.EventError:
+			r.problems = append(r.problems, map[string]any{"kind": ev.Err.Kind, "offset": ev.Err.Offset, "message": ev.Err.Message})
+		}
+	}
+}
+
+// choice is the reply as langchaingo reports it: a reply with calls stops
+// for them, unless the server gave another reason (a length limit, say).
+func (m *Model) choice(model string, resp backend.Response, r *reply) *llms.ContentChoice {
 	choice := &llms.ContentChoice{
-		Content:    content.String(),
+		Content:    r.content.String(),
 		StopReason: resp.StopReason,
 		GenerationInfo: map[string]any{
 			"raw":               resp.Text,
 			"PromptTokens":      resp.Usage.PromptTokens,
 			"CompletionTokens":  resp.Usage.GeneratedTokens,
 			"TotalTokens":       resp.Usage.PromptTokens + resp.Usage.GeneratedTokens,
-			"tool_call_errors":  problems,
-			"toolharness_model": req.Model,
+			"tool_call_errors":  r.problems,
+			"toolharness_model": model,
 		},
 	}
-	m.mu.Lock()
-	for _, c := range calls {
-		id := newID()
-		m.raw[id] = resp.Text
-		m.order = append(m.order, id)
-		if len(m.order) > maxRemembered {
-			delete(m.raw, m.order[0])
-			m.order = m.order[1:]
-		}
-		choice.ToolCalls = append(choice.ToolCalls, llms.ToolCall{ID: id, Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Arguments)}})
-	}
-	m.mu.Unlock()
+	choice.ToolCalls = m.remember(resp.Text, r.calls)
 	if len(choice.ToolCalls) > 0 {
 		fc := *choice.ToolCalls[0].FunctionCall
 		choice.FuncCall = &fc
@@ -235,7 +277,27 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 			choice.StopReason = "tool_calls"
 		}
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+	return choice
+}
+
+// remember gives each call an id and keeps the raw text that made it, so
+// that the turn, sent back, renders exactly as the model wrote it.
+func (m *Model) remember(raw string, calls []chat.ToolCall) []llms.ToolCall {
+	var out []llms.ToolCall
+	m.mu.Lock()
+	for _, c := range calls {
+		id := newID()
+		m.raw[id] = raw
+		m.order = append(m.order, id)
+		if len(m.order) > maxRemembered {
+			delete(m.raw, m.order[0])
+			m.order = m.order[1:]
+		}
+		out = append(out, llms.ToolCall{ID: id, Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Arguments)}})
+	}
+	m.mu.Unlock()
+	return out
 }
 
 func newID() string {
