@@ -140,80 +140,23 @@ func (p *Parser) callObject(v any, rep repairs, keys objectKeys, base int) dcall
 	if !ok {
 		return dcall{repairs: rep, err: &Error{Kind: KindBadJSON, Offset: base, Message: "a tool call must be a JSON object with \"name\" and \"arguments\""}}
 	}
-	// {"type":"function","function":{…}}, {"tool_call":{…}}, {"function_call":{…}}
 	if !strict {
-		for _, k := range []string{"function", "tool_call", "function_call"} {
-			if inner, ok := get(obj, k); ok {
-				if io, ok := inner.(*chat.Object); ok {
-					c := p.callObject(io, rep|rNestedCall, keys, base)
-					if c.id == "" {
-						if id, ok := get(obj, "id"); ok {
-							c.id, _ = id.(string)
-						}
-					}
-					return c
-				}
-			}
-		}
-		if tc, ok := get(obj, "tool_calls"); ok {
-			if list, ok := tc.([]any); ok && len(list) > 0 {
-				return p.callObject(list[0], rep|rNestedCall, keys, base)
-			}
+		if c, ok := p.nestedCall(obj, rep, keys, base); ok {
+			return c
 		}
 	}
 	c := dcall{repairs: rep}
-	nameKeyUsed := keys.name
-	if n, ok := get(obj, keys.name); ok {
-		c.name, _ = n.(string)
-	} else if !strict {
-		for _, k := range []string{"name", "function", "tool_name", "tool"} {
-			if n, ok := get(obj, k); ok {
-				if s, ok := n.(string); ok {
-					c.name, nameKeyUsed = s, k
-					c.repairs |= rNameKey
-					break
-				}
-			}
-		}
-	}
+	nameKeyUsed := nameOf(&c, obj, keys.name, strict)
 	if id, ok := get(obj, "id"); ok {
 		c.id, _ = id.(string)
 	}
 	if c.name == "" {
 		c.err = &Error{Kind: KindMissingName, Offset: base, Message: "tool call without \"name\"; give the tool name as a string"}
 	}
-	argKey := ""
-	var args any
-	if a, ok := get(obj, native); ok {
-		argKey, args = native, a
-	}
-	for _, k := range argKeys {
-		if argKey != "" {
-			break
-		}
-		if a, ok := get(obj, k); ok {
-			argKey, args = k, a
-			break
-		}
-	}
+	argKey, args := argsOf(obj, native)
 	switch {
 	case argKey == "":
-		rest := &chat.Object{}
-		for _, m := range obj.Members {
-			switch m.Key {
-			case nameKeyUsed, "type", "id":
-				continue
-			}
-			rest.Members = append(rest.Members, m)
-		}
-		if len(rest.Members) > 0 {
-			if strict {
-				c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "put the arguments in an \"" + native + "\" object"})
-			} else {
-				c.repairs |= rFlattenedArguments
-			}
-		}
-		c.args = encode(rest)
+		flatArgs(&c, obj, nameKeyUsed, native, strict, base)
 		return c
 	case argKey != native && !(native == "parameters" && argKey == "arguments"):
 		if strict {
@@ -222,6 +165,102 @@ func (p *Parser) callObject(v any, rep repairs, keys objectKeys, base int) dcall
 		}
 		c.repairs |= rArgumentsKey
 	}
+	argsValue(&c, args, strict, base)
+	return c
+}
+
+// nestedCall reads a call wrapped in another object:
+// {"type":"function","function":{…}}, {"tool_call":{…}},
+// {"function_call":{…}}, or the first of {"tool_calls":[…]}. An id beside
+// the wrapped call stands for the one it lacks.
+func (p *Parser) nestedCall(obj *chat.Object, rep repairs, keys objectKeys, base int) (dcall, bool) {
+	for _, k := range []string{"function", "tool_call", "function_call"} {
+		if inner, ok := get(obj, k); ok {
+			if io, ok := inner.(*chat.Object); ok {
+				c := p.callObject(io, rep|rNestedCall, keys, base)
+				if c.id == "" {
+					if id, ok := get(obj, "id"); ok {
+						c.id, _ = id.(string)
+					}
+				}
+				return c, true
+			}
+		}
+	}
+	if tc, ok := get(obj, "tool_calls"); ok {
+		if list, ok := tc.([]any); ok && len(list) > 0 {
+			return p.callObject(list[0], rep|rNestedCall, keys, base), true
+		}
+	}
+	return dcall{}, false
+}
+
+// nameOf sets c's name from key or, repaired, from the first other key
+// models name the tool with whose value is a string, and returns the key
+// it came from: that key is no argument when the arguments are flattened.
+func nameOf(c *dcall, obj *chat.Object, key string, strict bool) string {
+	if n, ok := get(obj, key); ok {
+		c.name, _ = n.(string)
+		return key
+	}
+	if strict {
+		return key
+	}
+	for _, k := range []string{"name", "function", "tool_name", "tool"} {
+		if n, ok := get(obj, k); ok {
+			if s, ok := n.(string); ok {
+				c.name = s
+				c.repairs |= rNameKey
+				return k
+			}
+		}
+	}
+	return key
+}
+
+// argsOf finds the arguments under the format's own key, else under the
+// first of argKeys present; key is "" when neither holds them.
+func argsOf(obj *chat.Object, native string) (key string, args any) {
+	if a, ok := get(obj, native); ok {
+		key, args = native, a
+	}
+	// A member under an empty native key leaves key "": argKeys are
+	// still looked for.
+	for _, k := range argKeys {
+		if key != "" {
+			break
+		}
+		if a, ok := get(obj, k); ok {
+			return k, a
+		}
+	}
+	return key, args
+}
+
+// flatArgs sets c's arguments to the members written beside the name, as
+// models do that leave out the arguments object.
+func flatArgs(c *dcall, obj *chat.Object, nameKey, native string, strict bool, base int) {
+	rest := &chat.Object{}
+	for _, m := range obj.Members {
+		switch m.Key {
+		case nameKey, "type", "id":
+			continue
+		}
+		rest.Members = append(rest.Members, m)
+	}
+	if len(rest.Members) > 0 {
+		if strict {
+			c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "put the arguments in an \"" + native + "\" object"})
+		} else {
+			c.repairs |= rFlattenedArguments
+		}
+	}
+	c.args = encode(rest)
+}
+
+// argsValue sets c's arguments from their value, which must be an object:
+// null is none, and a string is read for the object it may hold.
+func argsValue(c *dcall, args any, strict bool, base int) {
 	switch a := args.(type) {
 	case *chat.Object:
 		c.args = encode(a)
@@ -230,29 +269,34 @@ func (p *Parser) callObject(v any, rep repairs, keys objectKeys, base int) dcall
 	case string:
 		if strict {
 			c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object, not a string"})
-			return c
+			return
 		}
-		t := strings.TrimSpace(a)
-		if t == "" {
-			c.args = []byte("{}")
-			c.repairs |= rArgumentsString
-			return c
-		}
-		r := relaxed{s: t}
-		v, err := r.value()
-		if err == nil {
-			r.ws()
-		}
-		if o, ok := v.(*chat.Object); err == nil && ok && r.i == len(r.s) {
-			c.args = encode(o)
-			c.repairs |= rArgumentsString | r.repairs
-			return c
-		}
-		c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object; the string given does not hold one"})
+		stringArgs(c, a, base)
 	default:
 		c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object"})
 	}
-	return c
+}
+
+// stringArgs reads arguments written as a string of JSON: empty is none,
+// and anything but one object is an error.
+func stringArgs(c *dcall, s string, base int) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		c.args = []byte("{}")
+		c.repairs |= rArgumentsString
+		return
+	}
+	r := relaxed{s: t}
+	v, err := r.value()
+	if err == nil {
+		r.ws()
+	}
+	if o, ok := v.(*chat.Object); err == nil && ok && r.i == len(r.s) {
+		c.args = encode(o)
+		c.repairs |= rArgumentsString | r.repairs
+		return
+	}
+	c.err = orErr(c.err, &Error{Kind: KindBadArguments, Offset: base, Message: "arguments must be a JSON object; the string given does not hold one"})
 }
 
 func orErr(a, b *Error) *Error {
