@@ -116,19 +116,40 @@ func TokenCount(s string) int {
 
 // WriteModel writes a llama-architecture GGUF with random weights to path.
 func WriteModel(path string, spec ModelSpec) error {
-	if spec.EmbeddingLength <= 0 || spec.HeadCount <= 0 || spec.HeadCountKV <= 0 ||
-		spec.EmbeddingLength%spec.HeadCount != 0 || spec.HeadCount%spec.HeadCountKV != 0 ||
-		spec.FeedForward <= 0 || spec.Layers <= 0 || spec.ContextLength <= 0 {
-		return fmt.Errorf("ollamatest: invalid model spec %+v", spec)
+	if err := spec.check(); err != nil {
+		return err
 	}
-	tokens := append(byteTokens(), "<|endoftext|>", "<|im_start|>", "<|im_end|>")
-	types := make([]int32, len(tokens))
-	for i := range types {
-		types[i] = 1 // normal
+	kv := metadata(spec)
+	ts := tensors(spec)
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("ollamatest: %w", err)
 	}
-	for i := 256; i < len(types); i++ {
-		types[i] = 3 // control
+	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
+		f.Close()
+		return fmt.Errorf("ollamatest: write gguf: %w", err)
 	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("ollamatest: %w", err)
+	}
+	return nil
+}
+
+// check reports a spec no llama model has: heads must split the embedding
+// and share the KV heads evenly.
+func (s ModelSpec) check() error {
+	if s.EmbeddingLength <= 0 || s.HeadCount <= 0 || s.HeadCountKV <= 0 ||
+		s.EmbeddingLength%s.HeadCount != 0 || s.HeadCount%s.HeadCountKV != 0 ||
+		s.FeedForward <= 0 || s.Layers <= 0 || s.ContextLength <= 0 {
+		return fmt.Errorf("ollamatest: invalid model spec %+v", s)
+	}
+	return nil
+}
+
+// metadata is the GGUF's key-value section: the llama hyperparameters and
+// a byte-level tokenizer.
+func metadata(spec ModelSpec) ggml.KV {
+	tokens, types := vocabulary()
 	kv := ggml.KV{
 		"general.architecture":                   "llama",
 		"general.name":                           "toolharness-tiny",
@@ -156,76 +177,99 @@ func WriteModel(path string, spec ModelSpec) error {
 	if spec.ChatTemplate != "" {
 		kv["tokenizer.chat_template"] = spec.ChatTemplate
 	}
+	return kv
+}
 
-	rng := rand.New(rand.NewPCG(spec.Seed, 0x746f6f6c))
-	normal := func(n int, std float64) f32s {
-		d := make(f32s, n)
-		for i := range d {
-			d[i] = float32(rng.NormFloat64() * std)
-		}
-		return d
+// vocabulary is the tokens and their GGUF token types: the bytes are
+// normal tokens, the rest control tokens.
+func vocabulary() (tokens []string, types []int32) {
+	tokens = append(byteTokens(), "<|endoftext|>", "<|im_start|>", "<|im_end|>")
+	types = make([]int32, len(tokens))
+	for i := range types {
+		types[i] = 1 // normal
 	}
-	ones := func(n int) f32s {
-		d := make(f32s, n)
-		for i := range d {
-			d[i] = 1
-		}
-		return d
+	for i := 256; i < len(types); i++ {
+		types[i] = 3 // control
 	}
-	e, ff := spec.EmbeddingLength, spec.FeedForward
-	ekv := e / spec.HeadCount * spec.HeadCountKV
+	return tokens, types
+}
 
-	// Residual dimension 0 carries a constant that no layer writes to
-	// (the rows of attn_output and ffn_down for output 0 are zero). The
-	// output matrix turns it into a large negative logit for every token
-	// the model must not sample.
-	embd := normal(e*vocabSize, 0.3)
+// tensors are the model's weights. They are drawn from spec.Seed in one
+// fixed order, so that a spec always writes the same file.
+func tensors(spec ModelSpec) []*ggml.Tensor {
+	w := weights{rng: rand.New(rand.NewPCG(spec.Seed, 0x746f6f6c))}
+	ts := w.vocab(spec.EmbeddingLength)
+	for l := 0; l < spec.Layers; l++ {
+		ts = w.appendLayer(ts, l, spec)
+	}
+	return ts
+}
+
+// weights draws random tensor data.
+type weights struct{ rng *rand.Rand }
+
+func (w weights) normal(n int, std float64) f32s {
+	d := make(f32s, n)
+	for i := range d {
+		d[i] = float32(w.rng.NormFloat64() * std)
+	}
+	return d
+}
+
+func ones(n int) f32s {
+	d := make(f32s, n)
+	for i := range d {
+		d[i] = 1
+	}
+	return d
+}
+
+// vocab is the token embedding and the output layer. Residual dimension 0
+// carries a constant that no layer writes to (the rows of attn_output and
+// ffn_down for output 0 are zero, see appendLayer). The output matrix
+// turns it into a large negative logit for every token the model must not
+// sample.
+func (w weights) vocab(e int) []*ggml.Tensor {
+	embd := w.normal(e*vocabSize, 0.3)
 	for t := 0; t < vocabSize; t++ {
 		embd[t*e] = 1
 	}
-	out := normal(e*vocabSize, 0.3)
+	out := w.normal(e*vocabSize, 0.3)
 	for t := 0; t < vocabSize; t++ {
 		out[t*e] = 0
 		if !allowed(t) {
 			out[t*e] = -200
 		}
 	}
-	ts := []*ggml.Tensor{
+	return []*ggml.Tensor{
 		tensor("token_embd.weight", embd, e, vocabSize),
 		tensor("output_norm.weight", ones(e), e),
 		tensor("output.weight", out, e, vocabSize),
 	}
-	for l := 0; l < spec.Layers; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		attnOut := normal(e*e, 0.1)
-		clear(attnOut[:e]) // output row 0
-		down := normal(ff*e, 0.1)
-		clear(down[:ff])
-		ts = append(ts,
-			tensor(p+"attn_norm.weight", ones(e), e),
-			tensor(p+"attn_q.weight", normal(e*e, 0.2), e, e),
-			tensor(p+"attn_k.weight", normal(e*ekv, 0.2), e, ekv),
-			tensor(p+"attn_v.weight", normal(e*ekv, 0.2), e, ekv),
-			tensor(p+"attn_output.weight", attnOut, e, e),
-			tensor(p+"ffn_norm.weight", ones(e), e),
-			tensor(p+"ffn_gate.weight", normal(e*ff, 0.2), e, ff),
-			tensor(p+"ffn_up.weight", normal(e*ff, 0.2), e, ff),
-			tensor(p+"ffn_down.weight", down, ff, e),
-		)
-	}
+}
 
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("ollamatest: %w", err)
-	}
-	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
-		f.Close()
-		return fmt.Errorf("ollamatest: write gguf: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("ollamatest: %w", err)
-	}
-	return nil
+// appendLayer appends the tensors of block l. The output projections are
+// drawn first, then the others in the order they are listed: changing
+// that order changes every weight after it.
+func (w weights) appendLayer(ts []*ggml.Tensor, l int, spec ModelSpec) []*ggml.Tensor {
+	e, ff := spec.EmbeddingLength, spec.FeedForward
+	ekv := e / spec.HeadCount * spec.HeadCountKV
+	p := fmt.Sprintf("blk.%d.", l)
+	attnOut := w.normal(e*e, 0.1)
+	clear(attnOut[:e]) // output row 0
+	down := w.normal(ff*e, 0.1)
+	clear(down[:ff])
+	return append(ts,
+		tensor(p+"attn_norm.weight", ones(e), e),
+		tensor(p+"attn_q.weight", w.normal(e*e, 0.2), e, e),
+		tensor(p+"attn_k.weight", w.normal(e*ekv, 0.2), e, ekv),
+		tensor(p+"attn_v.weight", w.normal(e*ekv, 0.2), e, ekv),
+		tensor(p+"attn_output.weight", attnOut, e, e),
+		tensor(p+"ffn_norm.weight", ones(e), e),
+		tensor(p+"ffn_gate.weight", w.normal(e*ff, 0.2), e, ff),
+		tensor(p+"ffn_up.weight", w.normal(e*ff, 0.2), e, ff),
+		tensor(p+"ffn_down.weight", down, ff, e),
+	)
 }
 
 // tensor builds an F32 tensor; shape is in ggml order (contiguous
