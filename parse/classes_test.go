@@ -123,8 +123,12 @@ var classCases = []struct {
 		"```tool_code\n[calc(x=1)]\n```\n\n```python\ndef f():\n    return [calc(x=1)]\n```\n[calc(x=1)]",
 		view{Content: "\n\n```python\ndef f():\n    return [calc(x=1)]\n```\n[calc(x=1)]", Calls: []string{`calc{"x":1} repairs=code_fence`}}},
 	// Granite's <|tool_call|> with --format json.
-	{"granite tool_call marker in json", []string{"json", "auto"}, false, `<|tool_call|>[{"name": "add", "arguments": {"a": 1, "b": 2}}]`,
+	{"granite tool_call marker in json", []string{"json"}, false, `<|tool_call|>[{"name": "add", "arguments": {"a": 1, "b": 2}}]`,
 		view{Calls: []string{`add{"a":1,"b":2} repairs=wrapper_tag,array_wrapped`}}},
+	// In auto the marker and the list are Granite's (and Phi-4-mini's)
+	// own syntax, read strict too.
+	{"granite tool_call marker in auto", []string{"auto"}, true, `<|tool_call|>[{"name": "add", "arguments": {"a": 1, "b": 2}}]`,
+		view{Calls: []string{`add{"a":1,"b":2}`}}},
 	{"granite tool_call marker in json strict", []string{"json"}, true, `<|tool_call|>[{"name": "add", "parameters": {"a": 1, "b": 2}}]`,
 		view{Calls: []string{`{} error=bad_json`}}},
 	{"a list of calls in strict json is an error, not a silent repair", []string{"json"}, true, `[{"name": "add", "parameters": {"a": 1}}]`,

@@ -80,9 +80,9 @@ const gemmaEscape = "<escape>"
 // decodeGemmaArgs reads FunctionGemma's arguments, as its chat template
 // writes them: {key:value,…} with bare keys, strings between <escape>
 // markers, numbers, true, false, None, nested objects and lists.
-// Lenient, quoted JSON strings and keys are read too, and a bare word
-// as a value is a string (bare_identifier), as Google's own parsing
-// example casts it.
+// Lenient, quoted JSON strings and keys are read too (quoted_string),
+// and a bare word as a value is a string (bare_identifier), as Google's
+// own parsing example casts it.
 func (p *Parser) decodeGemmaArgs(name, args string, base int) dcall {
 	c := dcall{name: name}
 	t := strings.TrimSpace(args)
@@ -148,6 +148,7 @@ func (g *gemma) value(depth int) (any, error) {
 		r := relaxed{s: g.s, i: g.i}
 		v, err := r.str()
 		g.i = r.i
+		g.repairs |= rQuotedString | r.repairs
 		return v, err
 	}
 	return g.word()
@@ -203,6 +204,7 @@ func (g *gemma) key() (string, error) {
 		if err != nil {
 			return "", err
 		}
+		g.repairs |= rQuotedString | r.repairs
 		return v.(string), nil
 	}
 	start := g.i

@@ -28,7 +28,9 @@
 //	functiongemma <start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>
 //	minimax-m2   <minimax:tool_call><invoke name="T"><parameter name="p">v</parameter></invoke></minimax:tool_call>
 //	seed-oss     <seed:tool_call><function=T><parameter=p>v</parameter></function></seed:tool_call>
-//	auto         any of the above, detected from the text itself
+//	auto         any of the above, detected from the text itself, and also
+//	             <|tool_call|>[…]<|/tool_call|> (Phi-4-mini; Granite 3.x leaves out the close)
+//	             and <tool_calls>[…]</tool_calls> (Apriel)
 //
 // # API
 //
@@ -134,10 +136,16 @@
 // lenient: its bytes are emitted as PartReasoning text (the tags as
 // PartFraming) as they stream (only a possible </think> prefix is held
 // back), and are never scanned for calls, so a call the model quotes
-// while reasoning is not a call. With
+// while reasoning is not a call. Families with markers of their own are
+// split the same way: Seed-OSS's <seed:think>…</seed:think> (its budget
+// reflections, <seed:cot_budget_reflect>…</seed:cot_budget_reflect>, are
+// reasoning inside it) in seed-oss and auto, Magistral's and Devstral's
+// [THINK]…[/THINK] in mistral and auto; gpt-oss's analysis channel is
+// reasoning too (see Parts of the reply). With
 // Options.ThinkOpen the prompt already opened the block (Qwen3
 // "Thinking-2507" and DeepSeek-R1 templates end the generation prompt with
-// "<think>\n") and the output is reasoning up to the first bare </think>.
+// "<think>\n") and the output is reasoning up to the first bare </think>
+// (</seed:think> in seed-oss).
 // Without ThinkOpen a bare </think> is plain text: recognising it after the
 // fact would mean holding back the whole output, and only the caller that
 // rendered the prompt knows where the block opened. A block that is never
@@ -155,18 +163,24 @@
 //
 //	PartContent    the answer (the zero value: a consumer that ignores
 //	               parts sees every text event as before)
-//	PartReasoning  a leading <think> block's inside (the block ThinkOpen
-//	               says the prompt opened, too); harmony's analysis channel
-//	PartFraming    <think> and </think>; harmony's <|start|>assistant,
+//	PartReasoning  a leading reasoning block's inside (<think>, <seed:think>,
+//	               [THINK]; the block ThinkOpen says the prompt opened,
+//	               too); harmony's analysis channel
+//	PartFraming    the reasoning block's markers; harmony's <|start|>assistant,
 //	               <|channel|>C<|message|> headers, <|end|>, <|return|>,
 //	               and a <|call|> outside a call
 //
 // In harmony and auto, the final channel's messages are content, and so
 // are commentary messages without a recipient (preambles to calls); a
 // header that names a recipient is a call block, its bytes in the call's
-// Raw. A <|channel|> or <|start|> not followed by <|message|> within 512
-// bytes is framing itself, the text after it content; one cut off by the
-// end of the output is framing to the end. Text before any marker, and
+// Raw. An analysis message, like a header that names no recipient, is
+// scanned for the harmony markers alone: a call the model quotes there
+// (<|channel|>analysis<|message|>I could call <tool_call>{…}</tool_call>)
+// is reasoning text, as in a <think> block, and the next harmony header
+// or <|end|> ends the message as usual. A <|channel|> or <|start|> not
+// followed by <|message|> within 512 bytes is framing itself, the text
+// after it content; one cut off by the end of the output is framing to
+// the end. Text before any marker, and
 // after <|end|>, <|return|> or a harmony call, is content. In the other formats
 // harmony markup is content. Answer and Reasoning give a turn's text by
 // part, as do Result.Answer and Result.Reasoning (Result.Content is all
@@ -210,9 +224,11 @@
 // a Python argument value, kept as a string; a bare word as a
 // FunctionGemma value), marker_spelling (a family's marker in a spelling
 // other than its template's: DeepSeek's with ASCII bars, Kimi K2's
-// section marker in the singular). With a catalog, a repaired
-// block is only taken as a call when it names a registered tool; otherwise it
-// stays content. Options.Strict disables every repair.
+// section marker in the singular), quoted_string (a FunctionGemma string
+// or key in JSON quotes instead of between <escape> markers). With a
+// catalog, a repaired block is only taken as a call when it names a
+// registered tool; otherwise it stays content. Options.Strict disables
+// every repair.
 //
 // A block whose closing marker never arrives is accepted when its content is
 // complete, because the closing marker is usually a stop sequence

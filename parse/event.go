@@ -98,9 +98,10 @@ type Options struct {
 	// ThinkOpen says the prompt already opened a reasoning block (the
 	// generation prompt ends with <think>, as in Qwen3 "Thinking-2507" and
 	// DeepSeek-R1 templates): the output starts inside it, and everything
-	// up to the first </think> is reasoning, emitted as text and never
-	// scanned for calls. Without it, only a <think>…</think> block at the
-	// start of the output is reasoning. See reasoning.go.
+	// up to the first </think> (</seed:think> in seed-oss) is reasoning,
+	// emitted as text and never scanned for calls. Without it, only a
+	// block at the start of the output is reasoning (<think>…</think>, and
+	// the format's own markers: see reasoning.go).
 	ThinkOpen bool
 }
 

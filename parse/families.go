@@ -17,6 +17,10 @@ import "strings"
 //	minimax-m2     <minimax:tool_call><invoke name="NAME"><parameter name="k">v</parameter></invoke></minimax:tool_call>
 //	seed-oss       <seed:tool_call><function=NAME><parameter=k>v</parameter></function></seed:tool_call>
 //
+// auto also reads two syntaxes that have no format of their own:
+// <|tool_call|>[{…}]<|/tool_call|> (Phi-4-mini; Granite 3.x writes no
+// close) and Apriel's <tool_calls>[{…}]</tool_calls>.
+//
 // Lenient, each also accepts its markers in the spellings models and
 // conversions write besides the template's (marker_spelling): DeepSeek's
 // with ASCII bars (<|tool▁calls▁begin|>), Kimi's section markers in the
@@ -43,6 +47,12 @@ type family struct {
 	// auto's own <invoke name= and <function= read a call written
 	// without its section.
 	sectionsInAuto bool
+	// trailer is a closing marker accepted right after the call's value
+	// (a syntax without CallClose), part of the call block.
+	trailer string
+	// tentative: the marker is no special token, so a block it opens
+	// is text unless it holds a call (opener.tentative).
+	tentative bool
 }
 
 var deepseekFamily = family{
@@ -109,6 +119,23 @@ var functionGemmaFamily = family{
 	gemma: true,
 }
 
+// toolCallTokenFamily is the JSON list of calls after <|tool_call|>, a
+// special token of Granite 3.x (which ends the list with nothing) and of
+// Phi-4-mini (which closes it: <|tool_call|>[…]<|/tool_call|>). The
+// closer, when written, is part of the call block.
+var toolCallTokenFamily = family{
+	syn:     Syntax{Label: "tool_call-token", CallOpen: "<|tool_call|>", Body: BodyJSONList},
+	trailer: "<|/tool_call|>",
+}
+
+// aprielFamily is Apriel's <tool_calls>[…]</tool_calls>. The tag is
+// plain text to other models (and prose mentions it), so a block is a
+// call only when a list of call objects follows it.
+var aprielFamily = family{
+	syn:       Syntax{Label: "apriel", CallOpen: "<tool_calls>", CallClose: "</tool_calls>", Body: BodyJSONList},
+	tentative: true,
+}
+
 // familiesOf returns the syntaxes of a named format built on them.
 func familiesOf(format string) []family {
 	switch format {
@@ -125,7 +152,8 @@ func familiesOf(format string) []family {
 	case "seed-oss":
 		return []family{seedFamily}
 	case "auto":
-		return []family{deepseekFamily, dsmlFamily, kimiFamily, functionaryFamily, functionGemmaFamily, minimaxFamily, seedFamily}
+		return []family{deepseekFamily, dsmlFamily, kimiFamily, functionaryFamily, functionGemmaFamily, minimaxFamily, seedFamily,
+			toolCallTokenFamily, aprielFamily}
 	}
 	return nil
 }
@@ -141,6 +169,10 @@ func familyOpeners(format string, lenient bool) []opener {
 					continue
 				}
 				op.repair |= rep
+				op.tentative = op.tentative || f.tentative
+				if f.trailer != "" {
+					op.trailer = f.trailer
+				}
 				ops = append(ops, op)
 			}
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // familyCase is a table case of the named formats built on a Syntax
-// (families.go), run in each of its formats, whole and in 1–5-byte
+// (families.go), run in each of its formats, whole and in 1–7-byte
 // chunks, with the catalog testTools unless noTools.
 type familyCase struct {
 	name    string
@@ -234,13 +234,64 @@ var familyCases2 = []familyCase{
 		view{Calls: []string{`get_weather{"city":"Paris"} repairs=marker_spelling`}}},
 	{"deepseek section spelt <｜tool▁calls｜>", ds, false, false, "<｜tool▁calls｜>" + dsV31("get_weather", `{"city": "Paris"}`) + dsSecEnd,
 		view{Calls: []string{`get_weather{"city":"Paris"} repairs=marker_spelling`}}},
+
+	// FunctionGemma's strings written as JSON strings (quoted_string).
+	{"functiongemma json-quoted value lenient", fg, false, false, fgCall + `call:get_weather{city:"Paris"}` + fgEnd,
+		view{Calls: []string{`get_weather{"city":"Paris"} repairs=quoted_string`}}},
+	{"functiongemma json-quoted key lenient", fg, false, false, fgCall + `call:read_file{"path":<escape>a.txt<escape>,limit:2}` + fgEnd,
+		view{Calls: []string{`read_file{"path":"a.txt","limit":2} repairs=quoted_string`}}},
+	{"functiongemma json-quoted nested value and bare word", fg, false, false, fgCall + `call:set{meta:{k:"v \"q\""},tags:[a]}` + fgEnd,
+		view{Calls: []string{`set{"meta":{"k":"v \"q\""},"tags":["a"]} repairs=bare_identifier,quoted_string`}}},
+	{"functiongemma json-quoted value strict", fg, true, false, fgCall + `call:get_weather{city:"Paris"}` + fgEnd,
+		view{Calls: []string{`get_weather{} error=bad_json`}}},
 }
 
-func allFamilyCases() []familyCase { return append(slices.Clip(familyCases), familyCases2...) }
+// Phi-4-mini's and Granite's <|tool_call|>[…] and Apriel's
+// <tool_calls>[…]</tool_calls> in auto: the markers are the models' own,
+// so strict reads them, and they are the call block's, not content.
+var familyCases3 = []familyCase{
+	{"phi-4-mini call", au, true, false, `<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|/tool_call|>`,
+		view{Calls: []string{`get_weather{"city":"Paris"}`}}},
+	{"phi-4-mini parallel calls, prose around", au, true, false,
+		"On it.\n" + `<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "read_file", "arguments": {"path": "a"}}]` + "\n<|/tool_call|>\nDone.",
+		view{Content: "On it.\n\nDone.", Calls: []string{`get_weather{"city":"Paris"}`, `read_file{"path":"a"}`}}},
+	{"granite call, never closed", au, true, false, `<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}] Then I will answer.`,
+		view{Content: " Then I will answer.", Calls: []string{`get_weather{"city":"Paris"}`}}},
+	{"granite call object", au, true, false, `<|tool_call|>{"name": "get_weather", "arguments": {"city": "Paris"}}`,
+		view{Calls: []string{`get_weather{"city":"Paris"}`}}},
+	{"phi-4-mini truncated", au, false, false, `<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Pa`,
+		view{Errors: []string{"truncated"}}},
+	{"phi-4-mini single quotes lenient", au, false, false, `<|tool_call|>[{'name': 'get_weather', 'arguments': {'city': 'Paris'}}]<|/tool_call|>`,
+		view{Calls: []string{`get_weather{"city":"Paris"} repairs=single_quotes`}}},
+	{"phi-4-mini unknown tool", au, false, false, `<|tool_call|>[{"name": "rm", "arguments": {}}]<|/tool_call|>`,
+		view{Calls: []string{`rm{} error=unknown_tool`}}},
+	{"phi-4-mini marker in prose is text", au, false, true, "Phi writes <|tool_call|> and then <|/tool_call|>.",
+		view{Content: "Phi writes <|tool_call|> and then <|/tool_call|>."}},
+	{"apriel call", au, true, false, `<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>`,
+		view{Calls: []string{`get_weather{"city":"Paris"}`}}},
+	{"apriel parallel calls, prose around", au, true, false,
+		"Checking.\n<tool_calls>\n" + `[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "read_file", "arguments": {"path": "a", "limit": 3}}]` + "\n</tool_calls>\nDone.",
+		view{Content: "Checking.\n\nDone.", Calls: []string{`get_weather{"city":"Paris"}`, `read_file{"path":"a","limit":3}`}}},
+	{"apriel close eaten by stop", au, true, false, `<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]`,
+		view{Calls: []string{`get_weather{"city":"Paris"}`}}},
+	{"apriel missing close before prose", au, false, false, `<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}] Done.`,
+		view{Content: " Done.", Calls: []string{`get_weather{"city":"Paris"} repairs=missing_close_tag`}}},
+	{"apriel truncated", au, false, false, `<tool_calls>[{"name": "get_weather", "arguments": {"ci`,
+		view{Errors: []string{"truncated"}}},
+	{"apriel tag in prose is text", au, false, true, "Apriel wraps calls in <tool_calls> tags: <tool_calls>[1, 2]</tool_calls>.",
+		view{Content: "Apriel wraps calls in <tool_calls> tags: <tool_calls>[1, 2]</tool_calls>."}},
+	{"apriel unregistered tool is text", au, false, false, `<tool_calls>[{"name": "rm", "arguments": {}}]</tool_calls>`,
+		view{Content: `<tool_calls>[{"name": "rm", "arguments": {}}]</tool_calls>`}},
+}
+
+func allFamilyCases() []familyCase {
+	return slices.Concat(familyCases, familyCases2, familyCases3)
+}
 
 var (
 	mm = []string{"minimax-m2", "auto"}
 	so = []string{"seed-oss", "auto"}
+	au = []string{"auto"}
 )
 
 func TestFamilyFormats(t *testing.T) {
@@ -255,7 +306,7 @@ func TestFamilyFormats(t *testing.T) {
 				if got := reconstruct(whole); got != c.in {
 					t.Fatalf("bytes lost or added:\n%s", cmp.Diff(c.in, got))
 				}
-				for n := 1; n <= 5; n++ {
+				for n := 1; n <= 7; n++ {
 					if d := cmp.Diff(whole, merged(collect(t, format, opts, chunked(c.in, n)))); d != "" {
 						t.Fatalf("chunks of %d differ (-whole +chunked):\n%s", n, d)
 					}
@@ -309,11 +360,11 @@ func TestAutoFormatKnownShapes(t *testing.T) {
 		{"gemma tool_code fence", "```tool_code\nget_weather(city=\"Paris\")\n```",
 			view{Calls: []string{`get_weather{"city":"Paris"} repairs=code_fence`}}},
 		{"phi-4", `<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|/tool_call|>`,
-			view{Content: "<|/tool_call|>", Calls: []string{`get_weather{"city":"Paris"} repairs=wrapper_tag,array_wrapped`}}},
+			view{Calls: []string{`get_weather{"city":"Paris"}`}}},
 		{"command-r action", "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}]\n```",
 			view{Content: "Action: ", Calls: []string{`get_weather{"city":"Paris"} repairs=code_fence,array_wrapped,name_key`}}},
 		{"apriel", `<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>`,
-			view{Content: "<tool_calls></tool_calls>", Calls: []string{`get_weather{"city":"Paris"} repairs=array_wrapped`}}},
+			view{Calls: []string{`get_weather{"city":"Paris"}`}}},
 		{"xlam", `{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}`,
 			view{Calls: []string{`get_weather{"city":"Paris"} repairs=nested_call`}}},
 		{"mistral name args", `[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}`,

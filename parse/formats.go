@@ -259,7 +259,6 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		ops = append(ops, harmonyFrames...)
 		ops = append(ops, tagOpeners(tools)...)
 		add(lenient, wrappers...)
-		add(lenient, granite)
 		add(lenient, fence,
 			opener{marker: "<function=", kind: kTag, closer: "</function>", dec: dQwenCoder, repair: rMissingOpenTag, trailer: "</tool_call>"},
 			opener{marker: "<invoke name=", kind: kTag, closer: "</invoke>", dec: dXML, repair: rMissingOpenTag, trailer: "</function_calls>"})

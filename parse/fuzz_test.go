@@ -26,7 +26,7 @@ func fuzzSeeds(f testing.TB, add func(text string)) {
 	add("<think>quoting {\"name\": \"a\", \"arguments\": {}}</think>\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>")
 	add(" <think>[f(x=1)] </thi")
 	add("plan [f(x=1)]</think><function_calls><invoke name=\"a\"></invoke></function_calls>")
-	for _, c := range partCases {
+	for _, c := range allPartCases() {
 		add(c.in)
 	}
 	fuzzSyntaxSeeds(add)
@@ -57,12 +57,17 @@ func fuzzSyntaxes() []Syntax {
 }
 
 // fuzzParser picks the parser a fuzz input runs: a named format, or with
-// mode's high bit a syntax chosen by seed.
-func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, func() *Parser) {
+// mode's high bit a syntax chosen by seed. It also gives the reasoning
+// blocks the parser splits off (thinkMarkers).
+func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, [][2]string, func() *Parser) {
 	if mode&0x80 != 0 {
 		syns := fuzzSyntaxes()
 		s := syns[int(seed>>48)%len(syns)]
-		return "syntax " + s.label(), func() *Parser {
+		pairs := thinkMarkers("")
+		if s.ReasoningOpen != "" {
+			pairs = [][2]string{{s.ReasoningOpen, s.ReasoningClose}}
+		}
+		return "syntax " + s.label(), pairs, func() *Parser {
 			p, err := NewSyntax(s, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -74,7 +79,7 @@ func fuzzParser(t *testing.T, mode uint8, seed uint64, opts Options) (string, fu
 	// The seed's top byte shifts the choice, so that every format can
 	// run with any flags (fuzzMode).
 	format := formats[(int(mode)+int(seed>>56))%len(formats)]
-	return format, func() *Parser {
+	return format, thinkMarkers(format), func() *Parser {
 		p, err := New(format, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -108,8 +113,9 @@ func fuzzTools(f *testing.F) []chat.Tool {
 
 // FuzzChunkInvariance checks that every chunking gives the events of a
 // one-shot parse (text of one part merged: the parts are compared too),
-// that the events give back every byte, and that nothing inside a leading
-// reasoning block is taken as a call or is content.
+// that the events give back every byte, that nothing inside a leading
+// reasoning block is taken as a call or is content, and that no call
+// follows reasoning text but a harmony header.
 func FuzzChunkInvariance(f *testing.F) {
 	fuzzSeeds(f, func(s string) { f.Add(s, uint64(len(s)), uint8(len(s))) })
 	// Every syntax on the inputs written for syntaxes, with the catalog,
@@ -119,6 +125,19 @@ func FuzzChunkInvariance(f *testing.F) {
 	for i := range fuzzSyntaxes() {
 		for k, in := range synInputs {
 			f.Add(in, uint64(i)<<48|uint64(k), uint8(0xa0|(k&1)<<4))
+		}
+	}
+	// The part cases in each of their formats, strict and lenient, with
+	// and without the catalog.
+	for k, c := range allPartCases() {
+		for _, format := range c.formats {
+			for _, flags := range []uint8{0x00, 0x10, 0x20, 0x30} {
+				if c.thinkOpen {
+					flags |= 0x40
+				}
+				mode, seed := fuzzMode(format, flags, uint64(k))
+				f.Add(c.in, seed, mode)
+			}
 		}
 	}
 	// The family cases in each of their formats, strict and lenient,
@@ -141,15 +160,16 @@ func FuzzChunkInvariance(f *testing.F) {
 				opts.Tools = fixture
 			}
 		}
-		format, newParser := fuzzParser(t, mode, seed, opts)
+		format, thinks, newParser := fuzzParser(t, mode, seed, opts)
 		whole := merged(run(newParser(), []string{text}))
 		if got := reconstruct(whole); got != text {
 			t.Fatalf("%s %+v: bytes lost or added:\n%s", format, opts.Strict, cmp.Diff(text, got))
 		}
-		checkReasoning(t, whole, text, opts.ThinkOpen)
+		checkReasoning(t, whole, text, opts.ThinkOpen, thinks)
 		if !hasThinkTool(opts.Tools) {
-			checkParts(t, whole, text, opts.ThinkOpen)
+			checkParts(t, whole, text, opts.ThinkOpen, thinks)
 		}
+		checkNoCallInReasoning(t, whole)
 		for _, e := range whole {
 			if opts.Strict && e.Type == EventCall && len(e.Call.Repairs) > 0 {
 				t.Fatalf("%s strict: call %s repaired %v", format, e.Call.Name, e.Call.Repairs)

@@ -29,7 +29,7 @@ type Parser struct {
 
 	// rs is the turn's stand with respect to a leading reasoning block
 	// (reasoning.go), rs0 the state a turn starts in, and rheld the
-	// prefix of <think> or </think> held back while rs is not rsNone.
+	// prefix of a reasoning marker held back while rs is not rsNone.
 	rs, rs0 reasoningState
 	rheld   string
 
@@ -55,8 +55,12 @@ type Parser struct {
 	// it, repeating the call), so tentative blocks after it stay text.
 	fenced bool
 
-	// think holds the markers of a leading reasoning block.
-	think [2]string
+	// thinks are the reasoning blocks a turn may start with (their
+	// markers), think the one opened (reasoning.go).
+	thinks [][2]string
+	think  [2]string
+	// tab is ctab, every opener, or htab outside content (setPart).
+	ctab, htab *table
 
 	// ids are the call IDs after callIDs made so far (callID).
 	ids []string
@@ -85,7 +89,8 @@ func New(format string, opts Options) (*Parser, error) {
 }
 
 func newParser(format string, opts Options, ops []opener) *Parser {
-	p := &Parser{format: format, opts: opts, tab: newTable(ops), think: [2]string{thinkOpen, thinkClose}}
+	p := &Parser{format: format, opts: opts, tab: newTable(ops)}
+	p.ctab, p.htab = p.tab, harmonyTable(p.tab)
 	if len(opts.Tools) > 0 {
 		p.tools = make(map[string]*toolSchema, len(opts.Tools))
 		for _, t := range opts.Tools {
@@ -93,8 +98,7 @@ func newParser(format string, opts Options, ops []opener) *Parser {
 		}
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
-	p.rs0 = initialReasoning(p.tab, opts, p.think[0])
-	p.rs = p.rs0
+	p.setThinks(reasoningPairs(format), opts)
 	p.bareOp = bareOpener(format, opts.Strict)
 	p.bare = p.bareOp != nil
 	return p
@@ -108,7 +112,7 @@ func (p *Parser) Reset() {
 	p.held, p.pos, p.inBlock, p.ncalls = "", 0, false, 0
 	p.rs, p.rheld = p.rs0, ""
 	p.pend, p.pieces = p.pend[:0], 0
-	p.part, p.hpart = PartContent, PartContent
+	p.newMessage()
 	p.bare = p.bareOp != nil
 	p.fenced = false
 	p.b.reset(nil, 0)
@@ -354,7 +358,7 @@ func (p *Parser) open(op int) {
 		return
 	case kHarmony:
 		// A new harmony message: the one before it ended.
-		p.part, p.hpart = PartContent, PartContent
+		p.newMessage()
 	}
 	p.inBlock = true
 	p.b.reset(o, p.pos)

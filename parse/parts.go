@@ -22,11 +22,12 @@ const (
 	// every text event as before.
 	PartContent Part = iota
 	// PartReasoning is the model's reasoning: the inside of a leading
-	// <think> block (or of the block the prompt opened, ThinkOpen), and
+	// reasoning block (<think>, Seed-OSS's <seed:think>, Magistral's
+	// [THINK]; or of the block the prompt opened, ThinkOpen), and
 	// harmony's analysis channel.
 	PartReasoning
-	// PartFraming is the markup that frames the parts: <think> and
-	// </think>, harmony's <|start|>assistant, <|channel|>X<|message|>,
+	// PartFraming is the markup that frames the parts: a reasoning
+	// block's markers, harmony's <|start|>assistant, <|channel|>X<|message|>,
 	// <|end|>, <|return|> and a <|call|> outside a call.
 	PartFraming
 )
@@ -125,10 +126,58 @@ var harmonyFrames = []opener{
 func (p *Parser) frame(m string) {
 	p.textAs(m, PartFraming)
 	if m == "<|message|>" {
-		p.part, p.hpart = p.hpart, PartContent
+		h := p.hpart
+		p.hpart = PartContent
+		p.setPart(h)
 		return
 	}
-	p.part = PartContent
+	p.setPart(PartContent)
+}
+
+// newMessage starts a reply or a harmony message: its text is content.
+func (p *Parser) newMessage() {
+	p.setPart(PartContent)
+	p.hpart = PartContent
+}
+
+// setPart says what part of the reply the text the scanner passes on is.
+// Outside the content (in an analysis message, or a header that named no
+// recipient) the scanner looks for the harmony markers alone: a call the
+// model quotes while reasoning (<|channel|>analysis<|message|>I could
+// call <tool_call>{…}</tool_call>…) is reasoning, as inside a leading
+// <think> block, since servers split the reasoning off before they look
+// for calls. The harmony markers go on framing it: they are the special
+// tokens that end the message.
+func (p *Parser) setPart(part Part) {
+	p.part = part
+	if p.htab != nil {
+		p.tab = p.ctab
+		if part != PartContent {
+			p.tab = p.htab
+		}
+	}
+}
+
+// harmonyTable is t with only its harmony markers to scan for, or nil
+// when t has none or nothing else (the harmony format). It shares t's
+// openers, so that an opener's index is the same in both: the scanner's
+// callers read the opener of an index after open may have switched the
+// table.
+func harmonyTable(t *table) *table {
+	h := &table{ops: t.ops, maxLen: t.maxLen}
+	n := 0
+	for i, op := range t.ops {
+		if op.kind == kHarmony || op.kind == kFrame {
+			c := op.marker[0]
+			h.byFirst[c] = append(h.byFirst[c], i)
+			h.first[c] = true
+			n++
+		}
+	}
+	if n == 0 || n == len(t.ops) {
+		return nil
+	}
+	return h
 }
 
 // rejectText emits s, the start of a rejected block's marker that is text
@@ -147,10 +196,10 @@ func (p *Parser) rejectText(s string, eof bool) {
 	switch {
 	case end < 0 && !eof:
 		// No header after all: what follows is text.
-		p.part = PartContent
+		p.setPart(PartContent)
 	default:
 		// A header, or one cut off by the end of the output.
-		p.part = PartFraming
+		p.setPart(PartFraming)
 		if m == harmonyChannel {
 			h := b.buf[len(m):]
 			if end >= 0 {

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,8 @@ func partsView(evs []Event) []string {
 
 // harmonyTokens are the framing markers that must reach a consumer in
 // one piece.
-var harmonyTokens = []string{"<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<think>", "</think>"}
+var harmonyTokens = []string{"<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<think>", "</think>",
+	"<seed:think>", "</seed:think>", "[THINK]", "[/THINK]"}
 
 // textSpans walks the events' bytes: f gets each text event with where
 // it starts in the turn's text.
@@ -76,19 +78,25 @@ func splitMarker(evs, whole []Event) string {
 	return found
 }
 
-var partCases = []struct {
+// partCase is a reply run in each of formats, strict and lenient, with
+// the catalog testTools; want is its events as partsView shows them.
+type partCase struct {
 	name      string
 	formats   []string
 	thinkOpen bool
 	in        string
 	want      []string
-}{
+}
+
+func allPartCases() []partCase { return append(slices.Clip(partCases), reasoningPartCases...) }
+
+var partCases = []partCase{
 	// Reasoning blocks, in every format.
 	{"think block", Formats(), false, "<think>plan</think>\nIt is 3.",
 		[]string{"framing:<think>", "reasoning:plan", "framing:</think>", "content:\nIt is 3."}},
 	{"whitespace before the block is content", Formats(), false, "\n <think>a</think>b",
 		[]string{"content:\n ", "framing:<think>", "reasoning:a", "framing:</think>", "content:b"}},
-	{"think open", Formats(), true, "plan</think>It is 3.",
+	{"think open", slices.DeleteFunc(Formats(), func(f string) bool { return f == "seed-oss" }), true, "plan</think>It is 3.",
 		[]string{"reasoning:plan", "framing:</think>", "content:It is 3."}},
 	{"unclosed block is reasoning", Formats(), false, "<think>plan",
 		[]string{"framing:<think>", "reasoning:plan"}},
@@ -140,7 +148,7 @@ var partCases = []struct {
 // TestParts: text events say which part of the reply they are, for every
 // chunking, with every byte kept and no marker cut in two.
 func TestParts(t *testing.T) {
-	for _, c := range partCases {
+	for _, c := range allPartCases() {
 		for _, format := range c.formats {
 			t.Run(c.name+"/"+format, func(t *testing.T) {
 				for _, strict := range []bool{false, true} {
@@ -152,6 +160,7 @@ func TestParts(t *testing.T) {
 					if d := cmp.Diff(c.want, partsView(evs)); d != "" {
 						t.Fatalf("strict=%v parts (-want +got):\n%s", strict, d)
 					}
+					checkNoCallInReasoning(t, merged(evs))
 					var answer strings.Builder
 					for _, w := range c.want {
 						if s, ok := strings.CutPrefix(w, "content:"); ok {

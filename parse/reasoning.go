@@ -23,10 +23,28 @@ import "strings"
 // arrives, which streaming cannot afford, and only the caller that
 // rendered the prompt knows whether the block was opened there.
 
-const (
-	thinkOpen  = "<think>"
-	thinkClose = "</think>"
-)
+// reasoningPairs are the reasoning blocks a reply in format may start
+// with, each as its opening and closing marker; the first is the one
+// Options.ThinkOpen says the prompt opened. Seed-OSS writes
+// <seed:think>…</seed:think> (its budget reflections,
+// <seed:cot_budget_reflect>…</seed:cot_budget_reflect>, inside the block
+// are reasoning too), Magistral and Devstral [THINK]…[/THINK]; every
+// other family <think>. No opener may be a prefix of another: the first
+// complete one decides (thinkStart), which must not depend on chunking.
+func reasoningPairs(format string) [][2]string {
+	think := [2]string{"<think>", "</think>"}
+	seed := [2]string{"<seed:think>", "</seed:think>"}
+	mistral := [2]string{"[THINK]", "[/THINK]"}
+	switch format {
+	case "seed-oss":
+		return [][2]string{seed, think}
+	case "mistral":
+		return [][2]string{think, mistral}
+	case "auto":
+		return [][2]string{think, seed, mistral}
+	}
+	return [][2]string{think}
+}
 
 // reasoningState says where the parser stands with respect to a leading
 // reasoning block.
@@ -35,22 +53,67 @@ type reasoningState uint8
 const (
 	rsNone  reasoningState = iota // no block possible any more: scan for calls
 	rsStart                       // only whitespace so far: a block may open
-	rsIn                          // inside the block, until </think>
+	rsIn                          // inside the block, until its closer (p.think[1])
 )
 
-// initialReasoning is the state a turn starts in.
-func initialReasoning(t *table, opts Options, open string) reasoningState {
-	for _, o := range t.ops {
-		if o.marker == open {
-			// A registered tool named "think" in the tags format: its
-			// tag is a call, not reasoning.
-			return rsNone
+// setThinks sets the reasoning blocks a turn may start with and the state
+// a turn starts in. A pair whose opener is a call marker of the table is
+// left out: a registered tool named "think" in the tags format has <think>
+// as its tag, a call, not reasoning (and with ThinkOpen, nothing is split).
+func (p *Parser) setThinks(pairs [][2]string, opts Options) {
+	p.thinks = p.thinks[:0]
+	for _, pr := range pairs {
+		if !p.tab.hasMarker(pr[0]) {
+			p.thinks = append(p.thinks, pr)
 		}
 	}
-	if opts.ThinkOpen {
-		return rsIn
+	p.rs0 = rsNone
+	switch {
+	case opts.ThinkOpen:
+		if len(p.thinks) > 0 && p.thinks[0] == pairs[0] {
+			p.think, p.rs0 = pairs[0], rsIn
+		}
+	case len(p.thinks) > 0:
+		p.rs0 = rsStart
 	}
-	return rsStart
+	p.rs = p.rs0
+}
+
+// hasMarker reports whether m is one of the table's markers.
+func (t *table) hasMarker(m string) bool {
+	for _, o := range t.ops {
+		if o.marker == m {
+			return true
+		}
+	}
+	return false
+}
+
+// thinkStart matches the start of a reasoning block: h (held back, a
+// prefix of an opener) followed by s. It returns the pair whose opener
+// they start and how many bytes of s the opener takes (n), with done when
+// the opener is complete; n is -1 when no opener starts so (or, at eof,
+// none is complete).
+func (p *Parser) thinkStart(h, s string, eof bool) (pair [2]string, n int, done bool) {
+	n = -1
+	for _, pr := range p.thinks {
+		open := pr[0]
+		if !strings.HasPrefix(open, h) {
+			continue
+		}
+		need := open[len(h):]
+		k := min(len(s), len(need))
+		if s[:k] != need[:k] {
+			continue
+		}
+		if k == len(need) {
+			return pr, k, true
+		}
+		if !eof && n < 0 {
+			pair, n = pr, k
+		}
+	}
+	return pair, n, false
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -66,8 +129,8 @@ func (p *Parser) textAt(s string, part Part) {
 // (p.rheld, a prefix of <think> or </think>) are not counted in p.pos
 // until they are released.
 func (p *Parser) feedReasoning(s string, eof bool) {
-	open, close := p.think[0], p.think[1]
 	for {
+		close := p.think[1]
 		switch p.rs {
 		case rsStart:
 			if p.rheld == "" {
@@ -85,9 +148,8 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 				}
 			}
 			h := p.rheld
-			need := open[len(h):]
-			n := min(len(s), len(need))
-			if s[:n] != need[:n] || (n < len(need) && eof) {
+			pair, n, done := p.thinkStart(h, s, eof)
+			if n < 0 {
 				// Not a reasoning block: the held bytes and s are
 				// scanned for calls as usual.
 				p.rs, p.rheld = rsNone, ""
@@ -95,12 +157,12 @@ func (p *Parser) feedReasoning(s string, eof bool) {
 				p.feed(s, eof)
 				return
 			}
-			if n < len(need) {
-				p.rheld = open[:len(h)+n]
+			if !done {
+				p.rheld = pair[0][:len(h)+n]
 				return
 			}
-			p.rheld = ""
-			p.textAt(open, PartFraming)
+			p.rheld, p.think = "", pair
+			p.textAt(pair[0], PartFraming)
 			s = s[n:]
 			p.rs = rsIn
 		case rsIn:

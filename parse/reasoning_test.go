@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,29 +9,48 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
+// thinkMarkers is the reference for the reasoning blocks a format's
+// parser splits off (the first: the one ThinkOpen means), written apart
+// from the parser's own table.
+func thinkMarkers(format string) [][2]string {
+	think := [2]string{"<think>", "</think>"}
+	seed := [2]string{"<seed:think>", "</seed:think>"}
+	mistral := [2]string{"[THINK]", "[/THINK]"}
+	switch format {
+	case "seed-oss":
+		return [][2]string{seed, think}
+	case "mistral":
+		return [][2]string{think, mistral}
+	case "auto":
+		return [][2]string{think, seed, mistral}
+	}
+	return [][2]string{think}
+}
+
 // reasoningEnd is the reference for where a leading reasoning block ends
 // (0: there is none), written independently of the streaming code.
-func reasoningEnd(text string, opened bool) int {
-	start := 0
+func reasoningEnd(text string, opened bool, pairs [][2]string) int {
+	start, close := 0, pairs[0][1]
 	if !opened {
 		trimmed := strings.TrimLeft(text, " \t\r\n")
-		if !strings.HasPrefix(trimmed, "<think>") {
+		i := slices.IndexFunc(pairs, func(p [2]string) bool { return strings.HasPrefix(trimmed, p[0]) })
+		if i < 0 {
 			return 0
 		}
-		start = len(text) - len(trimmed) + len("<think>")
+		start, close = len(text)-len(trimmed)+len(pairs[i][0]), pairs[i][1]
 	}
-	i := strings.Index(text[start:], "</think>")
+	i := strings.Index(text[start:], close)
 	if i < 0 {
 		return len(text)
 	}
-	return start + i + len("</think>")
+	return start + i + len(close)
 }
 
 // checkReasoning asserts that no call, call start or error lies inside
 // the leading reasoning block.
-func checkReasoning(t testing.TB, evs []Event, text string, opened bool) {
+func checkReasoning(t testing.TB, evs []Event, text string, opened bool, pairs [][2]string) {
 	t.Helper()
-	end := reasoningEnd(text, opened)
+	end := reasoningEnd(text, opened, pairs)
 	for _, e := range evs {
 		switch e.Type {
 		case EventCall, EventCallStart:
@@ -47,9 +67,9 @@ func checkReasoning(t testing.TB, evs []Event, text string, opened bool) {
 
 // checkParts asserts that the leading reasoning block is reasoning and
 // framing, and that nothing of it is content.
-func checkParts(t testing.TB, evs []Event, text string, opened bool) {
+func checkParts(t testing.TB, evs []Event, text string, opened bool, pairs [][2]string) {
 	t.Helper()
-	end := reasoningEnd(text, opened)
+	end := reasoningEnd(text, opened, pairs)
 	start := 0
 	if !opened {
 		start = len(text) - len(strings.TrimLeft(text, " \t\r\n"))
@@ -59,6 +79,37 @@ func checkParts(t testing.TB, evs []Event, text string, opened bool) {
 			t.Fatalf("content %q at %d inside the reasoning block [%d,%d)", e.Text, at, start, end)
 		}
 	})
+}
+
+// checkNoCallInReasoning asserts that no call or block error follows
+// reasoning text directly (with no content or framing between) unless
+// it is a harmony header's: reasoning is never scanned for calls, and
+// only gpt-oss's header tokens end its analysis message and open a call.
+func checkNoCallInReasoning(t testing.TB, evs []Event) {
+	t.Helper()
+	after := ""
+	for _, e := range evs {
+		raw := ""
+		switch e.Type {
+		case EventText:
+			after = ""
+			if e.Part == PartReasoning {
+				after = e.Text
+			}
+			continue
+		case EventCall:
+			raw = e.Call.Raw
+		case EventError:
+			raw = e.Err.Raw
+		}
+		if after != "" && raw != "" && !strings.HasPrefix(raw, "<|start|>") && !strings.HasPrefix(raw, "<|channel|>") {
+			t.Fatalf("%s %q right after the reasoning %q", e.Type, raw, after)
+		}
+		if raw != "" {
+			// What follows a block follows the block, not the reasoning.
+			after = ""
+		}
+	}
 }
 
 func TestReasoningIsNeverScanned(t *testing.T) {
@@ -125,8 +176,9 @@ func TestReasoningIsNeverScanned(t *testing.T) {
 					t.Errorf("reconstructed text differs:\n%s", cmp.Diff(c.in, got))
 				}
 				if c.format != "tags" {
-					checkReasoning(t, whole, c.in, c.thinkOpen)
-					checkParts(t, whole, c.in, c.thinkOpen)
+					checkReasoning(t, whole, c.in, c.thinkOpen, thinkMarkers(c.format))
+					checkParts(t, whole, c.in, c.thinkOpen, thinkMarkers(c.format))
+					checkNoCallInReasoning(t, whole)
 				}
 				for size := 1; size <= 9; size++ {
 					if d := cmp.Diff(whole, merged(collect(t, c.format, opts, chunksOf(c.in, size)))); d != "" {
@@ -186,7 +238,7 @@ func TestCorpusReasoningQuotesAreNotCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		end := reasoningEnd(r.Raw, false)
+		end := reasoningEnd(r.Raw, false, thinkMarkers("auto"))
 		for _, c := range res.Calls {
 			if c.Offset < end {
 				t.Errorf("%s line %d: call %s at %d inside reasoning ending at %d", r.File, r.Line, c.Name, c.Offset, end)

@@ -35,6 +35,7 @@ const (
 	rQuotedCall
 	rBareIdentifier
 	rMarkerSpelling
+	rQuotedString
 )
 
 var repairNames = [...]string{
@@ -43,7 +44,7 @@ var repairNames = [...]string{
 	"single_quotes", "trailing_comma", "flattened_arguments", "nested_call",
 	"missing_braces", "pythonic_call", "positional_arguments", "name_key",
 	"missing_brackets", "markdown_escape", "quoted_call", "bare_identifier",
-	"marker_spelling",
+	"marker_spelling", "quoted_string",
 }
 
 // RepairKinds returns every repair kind a call can carry.

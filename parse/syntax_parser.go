@@ -122,11 +122,13 @@ func NewSyntax(s Syntax, opts Options) (*Parser, error) {
 	}
 	sp := newSynSpec(s)
 	p := newParser(s.label(), opts, sp.openers(!opts.Strict))
+	// The syntax's reasoning block, <think> unless it names one (and
+	// not the blocks of the format its label may spell).
+	think := [2]string{"<think>", "</think>"}
 	if s.ReasoningOpen != "" {
-		p.think = [2]string{s.ReasoningOpen, s.ReasoningClose}
-		p.rs0 = initialReasoning(p.tab, opts, p.think[0])
-		p.rs = p.rs0
+		think = [2]string{s.ReasoningOpen, s.ReasoningClose}
 	}
+	p.setThinks([][2]string{think}, opts)
 	return p, nil
 }
 

@@ -35,11 +35,13 @@ the events are the same as for one chunk, except that text may be split differen
 
 Every byte outside calls is in a text event, and each says which part of the reply it is: the answer (no
 "part"), "reasoning" or "framing" (the markup around the parts). A <think>…</think> block at the start of
-the output is reasoning, its tags framing, and it never holds a call (a call the model quoted while
-reasoning is not a call). --think-open says the prompt already opened the block (Qwen3 "Thinking-2507" and
-DeepSeek-R1 templates end the generation prompt with <think>): the output is reasoning up to the first
-</think>. In harmony (gpt-oss) the analysis channel is reasoning, the final channel and commentary without
-a recipient are the answer, and <|start|>assistant, <|channel|>…<|message|>, <|end|>, <|return|> framing.
+the output (<seed:think>…</seed:think> in seed-oss, [THINK]…[/THINK] in mistral, all three in auto) is
+reasoning, its tags framing, and it never holds a call (a call the model quoted while reasoning is not a
+call). --think-open says the prompt already opened the block (Qwen3 "Thinking-2507" and DeepSeek-R1
+templates end the generation prompt with <think>): the output is reasoning up to the first </think>
+(</seed:think> in seed-oss). In harmony (gpt-oss) the analysis channel is reasoning and never holds a call
+either, the final channel and commentary without a recipient are the answer, and <|start|>assistant,
+<|channel|>…<|message|>, <|end|>, <|return|> framing.
 
 --jsonl is batch mode: each input line is {"raw":"…","id":…,"tools":[…]} (tools optional, OpenAI or
 Anthropic shape, overriding --tools; other fields ignored), each output line is
