@@ -17,8 +17,11 @@ import "unsafe"
 type arena struct{ buf []byte }
 
 // arenaChunk is the size of an arena allocation; what a caller keeps of
-// one call can keep at most this much more alive.
-const arenaChunk = 4 << 10
+// one call can keep at most this much more alive. 16 KB (about 70
+// call-dense calls) rather than 4 KB: a quarter of the allocations made
+// the hermes call-dense benchmark 9–19% faster in two interleaved A/B
+// runs, for no change in its instruction count.
+const arenaChunk = 16 << 10
 
 // room returns an empty slice with at least n bytes of capacity at the
 // arena's end, for a value to be appended to before keep.
