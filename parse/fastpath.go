@@ -183,13 +183,7 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		// in one loop; a chunk without a quote, bracket or backslash
 		// (most of a value) leaves track's state as it is, unless an
 		// escape is pending, so track is not even called.
-		dst := b.buf[old:]
-		var special uint8
-		for i := 0; i < len(chunk) && i < len(dst); i++ {
-			c := chunk[i]
-			dst[i] = c
-			special |= trackSpecial[c]
-		}
+		special := copyMarked(b.buf[old:], chunk, &trackSpecial)
 		if special == 0 && !b.esc {
 			if b.slow {
 				b.vpos = len(b.buf)
@@ -277,3 +271,15 @@ var valueMark = func() (t [256]uint8) {
 	t['<'] = markLess
 	return t
 }()
+
+// copyMarked copies chunk into dst and returns the OR of the marks of its
+// bytes: one loop where copy and a scan would be two.
+func copyMarked(dst []byte, chunk string, marks *[256]uint8) uint8 {
+	var m uint8
+	for i := 0; i < len(chunk) && i < len(dst); i++ {
+		c := chunk[i]
+		dst[i] = c
+		m |= marks[c]
+	}
+	return m
+}

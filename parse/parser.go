@@ -129,13 +129,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		if old, n := len(b.buf), len(b.buf)+len(chunk); n <= cap(b.buf) {
 			b.buf = b.buf[:n]
 			p.pos += len(chunk)
-			dst := b.buf[old:]
-			var mark uint8
-			for i := 0; i < len(chunk) && i < len(dst); i++ {
-				c := chunk[i]
-				dst[i] = c
-				mark |= valueMark[c]
-			}
+			mark := copyMarked(b.buf[old:], chunk, &valueMark)
 			if mark&markClosing != 0 {
 				b.lastClose = n
 			}
