@@ -63,7 +63,10 @@ func (p *Parser) nameChunk(old int, chunk string, emit func(Event)) bool {
 		for j := max(old, b.nameAt); j < len(w); j++ {
 			switch w[j] {
 			case '"':
-				name, v = w[b.nameAt:j], vYes
+				if name, v = w[b.nameAt:j], vYes; j == b.nameAt {
+					// An empty name is no name (jsonNameFrom).
+					v = vNo
+				}
 				break look
 			case '\\', '\n':
 				v = vNo

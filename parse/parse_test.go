@@ -95,6 +95,8 @@ var formatCases = []formatCase{
 		view{Content: "x", Calls: []string{`read_file{"path":"a"}`}}},
 	{"hermes closer cut short", "hermes", false, true, "<tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_cal>ok",
 		view{Content: "</tool_cal>ok", Calls: []string{`read_file{} repairs=missing_close_tag`}}},
+	{"hermes empty name, truncated", "hermes", false, true, `<tool_call>{"name": ""`,
+		view{Errors: []string{"truncated"}}},
 	{"hermes unknown tool", "hermes", false, true, `<tool_call>{"name": "delete_all", "arguments": {}}</tool_call>`,
 		view{Calls: []string{`delete_all{} error=unknown_tool`}}},
 	{"hermes missing name", "hermes", false, false, `<tool_call>{"arguments": {"a": 1}}</tool_call>`,
