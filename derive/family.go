@@ -59,10 +59,13 @@ func Adopt(fam templates.Family, res Result) templates.Family {
 		return fam
 	}
 	fam.NativeFormat, fam.DefaultFormat = res.FormatName(), res.FormatName()
-	if res.Format == "" {
-		s := res.Syntax
-		fam.ControlTokens = appendNew(fam.ControlTokens, s.SectionOpen, s.SectionClose, s.CallOpen, s.CallClose)
-	}
+	// The markers the template writes calls in are control tokens whichever
+	// parser reads them: render knows the markers of its prompted formats
+	// only, not those of a named format such as minimax-m2's
+	// <minimax:tool_call>, which no special-token pattern of the template
+	// catches either.
+	s := res.Syntax
+	fam.ControlTokens = appendNew(fam.ControlTokens, s.SectionOpen, s.SectionClose, s.CallOpen, s.CallClose)
 	fam.Stop = appendNew(fam.Stop, res.Stop...)
 	return fam
 }
