@@ -76,3 +76,37 @@ func TestFamilyNamedFormatMarkersAreControlTokens(t *testing.T) {
 		t.Errorf("a call marker in user text was not neutralised:\n%s", got)
 	}
 }
+
+// TestOwnLoadedBuiltinFamily: a built-in family recognised in a loaded
+// template whose calls are in another built-in format takes that format
+// (Granite 4.0's <tool_call> JSON, recognised as granite3, native json); a
+// built-in family's own template keeps its definition.
+func TestOwnLoadedBuiltinFamily(t *testing.T) {
+	var granite suiteEntry
+	for _, e := range loadUnseen(t) {
+		if e.ID == "granite-4.0" {
+			granite = e
+		}
+	}
+	fam, err := templates.FamilyOf(compileSuite(t, granite).tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam.Name != "granite3" || fam.NativeFormat != "json" || !fam.Loaded() {
+		t.Fatalf("family %s native %q loaded %v, want granite3 json loaded", fam.Name, fam.NativeFormat, fam.Loaded())
+	}
+	owned, res, err := Own(fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res == nil || owned.NativeFormat != "hermes" || owned.DefaultFormat != "hermes" {
+		t.Errorf("native %q default %q (derived %v), want hermes", owned.NativeFormat, owned.DefaultFormat, res != nil)
+	}
+	builtin, err := templates.Lookup("granite3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept, res, err := Own(builtin); err != nil || res != nil || kept.NativeFormat != "json" {
+		t.Errorf("the built-in granite3 family: native %q, derived %v, err %v; want it as it is", kept.NativeFormat, res != nil, err)
+	}
+}
