@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/toolharness/toolharness/parse"
 )
@@ -211,7 +212,21 @@ func learnReasoning(rs *renders, answer, genPrompt string) (open, close string, 
 	if isPlainTag(g) && (open == "" || open == g) {
 		return g, "</" + g[1:], true
 	}
-	return open, close, false
+	return open, close, open != "" && promptOpensReasoning(rs, open)
+}
+
+// promptOpensReasoning: the prompt with its generation prompt is where the
+// reasoning text starts in a rendered turn that has reasoning. Qwen3
+// Thinking-2507 ends the generation prompt with <think>\n and writes the
+// last turn's reasoning after the same <think>\n, so the generation
+// prompt as the answer render shows it is empty.
+func promptOpensReasoning(rs *renders, open string) bool {
+	catalog, err1 := rs.get(probeCatalog)
+	withReasoning, err2 := rs.get(probeReasoning)
+	if err1 != nil || err2 != nil || lastPiece(catalog) != open || !strings.HasPrefix(withReasoning, catalog) {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeftFunc(withReasoning[len(catalog):], unicode.IsSpace), sentinelReasoning)
 }
 
 // reasoningMarkers reads the markers around the reasoning sentinel of one

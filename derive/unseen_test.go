@@ -28,6 +28,9 @@ var (
 	// Apertus keys each call by its name ([{"NAME": {…}}]), a body no
 	// parse.Syntax describes (see docs/templates.md).
 	unseenKnownGaps = []string{"apertus-8b-instruct-2509"}
+	// unseenThinkOpen end the generation prompt with the reasoning opener
+	// (the model's output starts inside reasoning).
+	unseenThinkOpen = []string{"minimax-m2", "deepseek-v3.2__thinking_true", "glm-4.7", "qwen3-2507-thinking"}
 )
 
 func loadUnseen(t testing.TB) []suiteEntry {
@@ -74,6 +77,9 @@ func TestUnseenSuite(t *testing.T) {
 		case err != nil || wantErr != nil:
 			report.WriteString("error: " + firstErr(err, wantErr) + "\n")
 		default:
+			if got.ThinkOpen != hasString(unseenThinkOpen, e.ID) {
+				t.Errorf("%s: generation prompt opens reasoning: %v", e.ID, got.ThinkOpen)
+			}
 			if d := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Notes")); d != "" {
 				report.WriteString("engine deviation: Jinja2 renders derive " + String(want.Describe()[:2]) + "\n")
 			}
