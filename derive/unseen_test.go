@@ -83,6 +83,14 @@ func TestUnseenSuite(t *testing.T) {
 			if d := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Notes")); d != "" {
 				report.WriteString("engine deviation: Jinja2 renders derive " + String(want.Describe()[:2]) + "\n")
 			}
+			if got.WritesCalls {
+				// The model's reply alone, through the output parser.
+				out := outputOutcome(r, got, tools)
+				if out != "ok" && !hasString(unseenKnownGaps, e.ID) {
+					t.Errorf("%s: reply after the generation prompt: %s", e.ID, out)
+				}
+				report.WriteString("reply alone: " + out + "\n")
+			}
 			report.WriteString(String(got.Describe()))
 		}
 		report.WriteString("\n")
