@@ -36,6 +36,12 @@ func builtinFormat(s parse.Syntax) string {
 			return "harmony"
 		case s.CallOpen == "" && s.SectionOpen == "" && s.NamePrefix == "" && s.NameSuffix == "\n" && s.ArgsPrefix == "" && s.CallClose == "":
 			return "glm4"
+		case s.SectionOpen == "<|tool_calls_section_begin|>" && s.SectionClose == "<|tool_calls_section_end|>" &&
+			s.CallOpen == "<|tool_call_begin|>" && s.CallClose == "<|tool_call_end|>" && s.NamePrefix == "functions." &&
+			s.IDPrefix == ":" && s.ArgsPrefix == "<|tool_call_argument_begin|>":
+			// Kimi K2: its parser takes the id the model writes as the
+			// call's id, as the template writes it back.
+			return "kimi-k2"
 		case deepseekMarkers(s) && (s.NamePrefix == "function<｜tool▁sep｜>" && s.NameSuffix == "\n" && s.ArgsPrefix == "```json\n" && s.ArgsSuffix == "\n```" ||
 			s.NamePrefix == "" && s.NameSuffix == "" && s.ArgsPrefix == "<｜tool▁sep｜>" && s.ArgsSuffix == "") && s.IDPrefix == "":
 			// V3 and R1 (function<｜tool▁sep｜>NAME, fenced JSON) and
@@ -49,8 +55,19 @@ func builtinFormat(s parse.Syntax) string {
 			strings.TrimSpace(s.ValueClose) == "</parameter>":
 			return "qwen3-coder"
 		case s.CallOpen == "<function_calls>" && s.NamePrefix == `<invoke name="` && s.KeyOpen == `<parameter name="`,
-			s.SectionOpen == "<function_calls>" && s.CallOpen == `<invoke name="` && s.KeyOpen == `<parameter name="` && s.CallClose == "</invoke>":
+			s.SectionOpen == "<function_calls>" && invokeCalls(s):
 			return "xml"
+		case s.SectionOpen == "<minimax:tool_call>" && s.SectionClose == "</minimax:tool_call>" && invokeCalls(s):
+			return "minimax-m2"
+		case s.SectionOpen == "<｜DSML｜function_calls>" && s.CallOpen == `<｜DSML｜invoke name="` && s.KeyOpen == `<｜DSML｜parameter name="`:
+			// DeepSeek V3.2's DSML: the text after a key says whether the
+			// value is a string (string="true|false"), which only the
+			// deepseek parser reads.
+			return "deepseek"
+		case s.KeyOpen == "<parameter=" && (s.SectionOpen == "<seed:tool_call>" && s.CallOpen == "<function=" ||
+			s.SectionOpen == "" && s.CallOpen == "<seed:tool_call>" && s.NamePrefix == "<function="):
+			// Seed-OSS, whose template wraps each call in its own section.
+			return "seed-oss"
 		case s.CallOpen == "<tool_call>" && s.CallClose == "</tool_call>" && s.NamePrefix == "" && strings.TrimSpace(s.NameSuffix) == "" &&
 			s.KeyOpen == "<arg_key>" && s.KeyClose == "</arg_key>" && s.ValueOpen == "<arg_value>" && s.ValueClose == "</arg_value>":
 			return "glm45"
@@ -60,7 +77,19 @@ func builtinFormat(s parse.Syntax) string {
 			return "pythonic"
 		}
 	}
+	if s.CallOpen == "<start_function_call>" && s.NamePrefix == "call:" {
+		// FunctionGemma: its argument notation (bare keys, <escape>
+		// strings) is no body a Syntax describes, whatever the diff made
+		// of it.
+		return "functiongemma"
+	}
 	return ""
+}
+
+// invokeCalls: Anthropic-style <invoke name="…"> calls of <parameter
+// name="…"> pairs.
+func invokeCalls(s parse.Syntax) bool {
+	return s.CallOpen == `<invoke name="` && s.KeyOpen == `<parameter name="` && s.CallClose == "</invoke>"
 }
 
 // deepseekMarkers: the section and call markers of DeepSeek V3, V3.1 and R1.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/toolharness/toolharness/parse"
 )
@@ -116,18 +117,16 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	}
 	open, close, thinkOpen := learnReasoning(rs, answer, res.GenerationPrompt)
 	res.ThinkOpen = thinkOpen
+	var syntaxNotes []string // about the derived syntax: moot when a built-in format reads it
 	if c, style, note := findCalls(rs); c != nil {
 		res.WritesCalls, res.Style, res.Parallel = true, style, c.parallel
-		res.Syntax, res.Notes = learnSyntax(c)
+		res.Syntax, syntaxNotes = learnSyntax(c)
 		res.Syntax.Label = "derived"
+		if StyleNamed(style).NamedIDs {
+			res.Notes = append(res.Notes, "the template writes a call's id where its name goes: calls are rendered with ids functions.NAME:INDEX, and the name is read out of them")
+		}
 		if after := firstPiece(c.one[c.oneEnd:]); specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
 			res.Stop = append(res.Stop, after)
-		}
-		res.Format = builtinFormat(res.Syntax)
-		if res.Format == "" {
-			if err := res.Syntax.Validate(); err != nil {
-				res.Notes = append(res.Notes, oneLine(err))
-			}
 		}
 	} else {
 		res.Notes = append(res.Notes, note)
@@ -137,12 +136,37 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	}
 	res.Syntax.ReasoningOpen, res.Syntax.ReasoningClose = open, close
 	res.Syntax.Stop = res.Stop
+	if res.WritesCalls {
+		res.pickFormat(syntaxNotes)
+	}
 	if res.WritesCalls && catErr == nil {
 		if one, err := rs.get(probeCallName(1, StyleNamed(res.Style))); err == nil {
 			res.PromptTail = learnPromptTail(res, catalog, one)
 		}
 	}
 	return res, nil
+}
+
+// pickFormat names the built-in format that reads the derived syntax, if
+// one does, and otherwise checks the derived syntax and keeps the notes
+// about it.
+func (res *Result) pickFormat(syntaxNotes []string) {
+	s := res.Syntax
+	res.Format = builtinFormat(s)
+	if f := res.Format; f != "" && f != "harmony" && s.ReasoningOpen != "" && s.ReasoningOpen != "<think>" {
+		// A built-in format reads reasoning only in <think> (harmony in
+		// its channels): the derived syntax keeps the template's own
+		// markers out of the calls.
+		res.Notes = append(res.Notes, fmt.Sprintf("the calls are the %s format's, but its parser reads reasoning only in <think>: the derived syntax is used, for %s … %s",
+			f, s.ReasoningOpen, s.ReasoningClose))
+		res.Format = ""
+	}
+	if res.Format == "" {
+		res.Notes = append(res.Notes, syntaxNotes...)
+		if err := s.Validate(); err != nil {
+			res.Notes = append(res.Notes, oneLine(err))
+		}
+	}
 }
 
 // endOfTurn returns the marker written right after an answer's text.
@@ -174,24 +198,58 @@ func nextTurn(render string) []string {
 // text of a rendered turn, or (for templates that drop history reasoning)
 // opened by the generation prompt as "<x>" with its "</x>".
 func learnReasoning(rs *renders, answer, genPrompt string) (open, close string, thinkOpen bool) {
-	if withReasoning, err := rs.get(probeReasoning); err == nil && answer != "" {
-		// The markers may sit outside the differing region: Qwen3 renders
-		// an empty <think></think> around an answer without reasoning.
-		start, end := region(withReasoning, answer)
-		if i := strings.Index(withReasoning[start:end], sentinelReasoning); i >= 0 {
-			at := start + i
-			o := lastPiece(withReasoning[:at])
-			c := firstPiece(withReasoning[at+len(sentinelReasoning):])
-			if o != "" && c != "" {
-				open, close = o, c
-			}
+	if answer != "" {
+		open, close = reasoningMarkers(rs, probeReasoning, answer, false)
+		if open == "" {
+			// Mistral's templates take reasoning only as a thinking
+			// content block. A template that prints the block as data
+			// (its JSON or repr) must not make quotes into markers: only
+			// special tokens count here.
+			open, close = reasoningMarkers(rs, probeThinkingBlock, answer, true)
 		}
 	}
 	g := lastPiece(genPrompt)
 	if isPlainTag(g) && (open == "" || open == g) {
 		return g, "</" + g[1:], true
 	}
-	return open, close, false
+	return open, close, open != "" && promptOpensReasoning(rs, open)
+}
+
+// promptOpensReasoning: the prompt with its generation prompt is where the
+// reasoning text starts in a rendered turn that has reasoning. Qwen3
+// Thinking-2507 ends the generation prompt with <think>\n and writes the
+// last turn's reasoning after the same <think>\n, so the generation
+// prompt as the answer render shows it is empty.
+func promptOpensReasoning(rs *renders, open string) bool {
+	catalog, err1 := rs.get(probeCatalog)
+	withReasoning, err2 := rs.get(probeReasoning)
+	if err1 != nil || err2 != nil || lastPiece(catalog) != open || !strings.HasPrefix(withReasoning, catalog) {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeftFunc(withReasoning[len(catalog):], unicode.IsSpace), sentinelReasoning)
+}
+
+// reasoningMarkers reads the markers around the reasoning sentinel of one
+// probe's render; tokensOnly accepts only special tokens.
+func reasoningMarkers(rs *renders, probe, answer string, tokensOnly bool) (open, close string) {
+	withReasoning, err := rs.get(probe)
+	if err != nil {
+		return "", ""
+	}
+	// The markers may sit outside the differing region: Qwen3 renders
+	// an empty <think></think> around an answer without reasoning.
+	start, end := region(withReasoning, answer)
+	i := strings.Index(withReasoning[start:end], sentinelReasoning)
+	if i < 0 {
+		return "", ""
+	}
+	at := start + i
+	o := lastPiece(withReasoning[:at])
+	c := firstPiece(withReasoning[at+len(sentinelReasoning):])
+	if o == "" || c == "" || tokensOnly && (specialLen(o) != len(o) || specialLen(c) != len(c)) {
+		return "", ""
+	}
+	return o, c
 }
 
 // findCalls tries each input style and returns the renders of the first
@@ -208,7 +266,11 @@ func findCalls(rs *renders) (*callRenders, string, string) {
 	var best *callRenders
 	var bestStyle string
 	var lastErr error
+	idOnly := false // a style rendered the call's id, not its name
 	for _, s := range Styles {
+		if s.NamedIDs && (best != nil || !idOnly) {
+			continue
+		}
 		one, err := rs.get(probeCallName(1, s))
 		if err != nil {
 			lastErr = err
@@ -217,7 +279,11 @@ func findCalls(rs *renders) (*callRenders, string, string) {
 		c := &callRenders{one: one}
 		c.oneStart, c.oneEnd = region(one, ref)
 		site, ok := locateCall(one, c.oneStart, c.oneEnd, sentinelTool1, sentinelArgs1)
-		if !ok || (best != nil && siteRank(one, site) <= siteRank(best.one, best.site1)) {
+		if !ok {
+			idOnly = idOnly || strings.Contains(one[c.oneStart:c.oneEnd], sentinelID1)
+			continue
+		}
+		if best != nil && siteRank(one, site) <= siteRank(best.one, best.site1) {
 			continue
 		}
 		c.site1 = site

@@ -14,11 +14,16 @@
 // without tools (does the template render the catalog?), an answer and an
 // answer followed by another user turn (end-of-turn and stop strings), an
 // empty assistant turn (the reference the call renders are diffed
-// against), an answer with reasoning (reasoning markers), and assistant
-// turns with one call and with two calls in each input [Styles] (hf:
-// arguments as an object, no content; vllm: content ""; openai: arguments
-// as a JSON string, content null), since templates disagree on what a
-// tool-call message looks like. The probe calls use sentinel names
+// against), an answer with reasoning (reasoning_content and thinking) and
+// one with a thinking content block (Mistral's convention; only special
+// tokens count as its markers), and assistant turns with one call and
+// with two calls in each input [Styles] (hf: arguments as an object, no
+// content; vllm: content ""; openai: arguments as a JSON string, content
+// null; string-args: a JSON string, no content; named-ids: ids
+// functions.NAME:INDEX, tried only when no other style showed the call's
+// name but one showed its id where the call goes, as Kimi K2 Instruct
+// 0905 writes the id as the call's head), since templates disagree on
+// what a tool-call message looks like. The probe calls use sentinel names
 // (probe_alpha, probe_beta) and arguments of several JSON types.
 //
 // # Diffs
@@ -51,8 +56,11 @@
 //
 // A Result says whether the template renders the catalog and calls,
 // whether it renders parallel calls, the built-in format (hermes,
-// qwen3-coder, mistral, json, harmony, glm45, glm4, deepseek, xml, pythonic) or the
-// derived Syntax, the reasoning markers (and whether the generation prompt
+// qwen3-coder, mistral, json, harmony, glm45, glm4, deepseek with V3.2's
+// DSML, kimi-k2, minimax-m2, seed-oss, functiongemma, xml, pythonic) or
+// the derived Syntax (also when a built-in format would read the calls but
+// not the template's reasoning markers, which only <think> and harmony's
+// channels are), the reasoning markers (and whether the generation prompt
 // opens reasoning), the prompt tail (the end of the generation prompt that
 // is already call syntax, such as functionary v3.2's ">>>"), the stop
 // strings, and notes on what could not be derived. NewParser reads a whole

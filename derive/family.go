@@ -35,10 +35,14 @@ func Family(t *templates.Jinja, now time.Time) (templates.Family, Result, error)
 // transformers would render them) and the parser reads what it writes.
 // A family with no template, or whose native format is one a named parser
 // reads (the built-in families), is returned as it is, as is one whose
-// template writes no calls; res is then nil.
+// template writes no calls; res is then nil. A built-in family recognised
+// in a loaded template (templates.Family.Loaded) takes the built-in
+// format the template's calls are in when it is not the family's own
+// (Granite 4.0 writes <tool_call> JSON under granite3's fingerprints).
 func Own(fam templates.Family) (_ templates.Family, res *Result, err error) {
 	j := fam.Jinja()
-	if j == nil || slices.Contains(parse.Formats(), fam.NativeFormat) {
+	builtin := slices.Contains(parse.Formats(), fam.NativeFormat)
+	if j == nil || builtin && !fam.Loaded() {
 		return fam, nil, nil
 	}
 	r, err := Template(j, time.Time{}, nil)
@@ -47,6 +51,13 @@ func Own(fam templates.Family) (_ templates.Family, res *Result, err error) {
 	}
 	if !r.WritesCalls {
 		return fam, nil, nil
+	}
+	if builtin {
+		if r.Format == "" || r.Format == fam.NativeFormat {
+			return fam, nil, nil
+		}
+		fam.NativeFormat, fam.DefaultFormat = r.Format, r.Format
+		return fam, &r, nil
 	}
 	return Adopt(fam, r), &r, nil
 }
@@ -59,10 +70,13 @@ func Adopt(fam templates.Family, res Result) templates.Family {
 		return fam
 	}
 	fam.NativeFormat, fam.DefaultFormat = res.FormatName(), res.FormatName()
-	if res.Format == "" {
-		s := res.Syntax
-		fam.ControlTokens = appendNew(fam.ControlTokens, s.SectionOpen, s.SectionClose, s.CallOpen, s.CallClose)
-	}
+	// The markers the template writes calls in are control tokens whichever
+	// parser reads them: render knows the markers of its prompted formats
+	// only, not those of a named format such as minimax-m2's
+	// <minimax:tool_call>, which no special-token pattern of the template
+	// catches either.
+	s := res.Syntax
+	fam.ControlTokens = appendNew(fam.ControlTokens, s.SectionOpen, s.SectionClose, s.CallOpen, s.CallClose)
 	fam.Stop = appendNew(fam.Stop, res.Stop...)
 	return fam
 }

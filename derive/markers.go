@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -59,6 +60,11 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 	case parse.BodyNameJSON:
 		s.CallOpen, s.NamePrefix = splitHead(head)
 		learnNameJSON(c, &s)
+		if open := s.CallOpen + s.NamePrefix; open != "" && strings.Contains(one[c.site1.argsAt:c.site1.argsEnd], open) {
+			// Apertus' [{"NAME": {…}}]: the call opener {" recurs in the
+			// arguments, where a parser takes it for the next call.
+			notes = append(notes, fmt.Sprintf("the call opener %q also occurs inside the arguments: calls keyed by their name ({\"NAME\": {…}}) have no parse.Syntax body", open))
+		}
 		s.ArgsSuffix, s.CallClose = splitTrailingToken(tail)
 		if s.CallClose == "" {
 			s.ArgsSuffix, s.CallClose = "", strings.TrimSpace(tail)
@@ -66,6 +72,13 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 	case parse.BodyPairs:
 		s.CallOpen, s.NamePrefix = splitHead(head)
 		learnPairs(one, c.site1, &s)
+		if k := c.site1.keys; len(k) > 1 {
+			v := c.site1.values
+			if a, b := one[k[0][1]:v[0][0]], one[k[1][1]:v[1][0]]; a != b {
+				// DeepSeek V3.2's string="true" / string="false".
+				notes = append(notes, fmt.Sprintf("the text between a key and its value differs from one argument to the next (%q, %q): the derived syntax reads only the first", a, b))
+			}
+		}
 		s.CallClose = strings.TrimSpace(strings.TrimPrefix(tail, s.ValueClose))
 	case parse.BodyPython:
 		s.CallOpen, s.CallClose = strings.TrimSpace(head), strings.TrimSpace(tail)

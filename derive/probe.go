@@ -90,13 +90,24 @@ type Style struct {
 	StringArguments bool `json:"string_arguments"`
 	// Content is the message's content field as JSON ("" for absent).
 	Content string `json:"content"`
+	// NamedIDs gives each call the id functions.NAME:INDEX, for templates
+	// that write a call's id as its head instead of its name (Kimi K2
+	// Instruct 0905: <|tool_call_begin|>{{ tool_call['id'] }}); the
+	// convention cannot be read from such a template, only its use.
+	NamedIDs bool `json:"named_ids,omitempty"`
 }
 
 // Styles are tried in this order; the first that renders the call wins.
+// string-args (arguments as a JSON string, no content) is for templates
+// that concatenate the arguments as text and refuse a null content
+// (Apertus); named-ids is tried only when no other style rendered the
+// call's name but one rendered its id where the call goes.
 var Styles = []Style{
 	{Name: "hf"},
 	{Name: "vllm", Content: `""`},
 	{Name: "openai", StringArguments: true, Content: `null`},
+	{Name: "string-args", StringArguments: true},
+	{Name: "named-ids", NamedIDs: true},
 }
 
 // StyleNamed returns the input style of that name (the first when none is).
@@ -131,8 +142,12 @@ func AssistantCalls(s Style, calls []Call) json.RawMessage {
 		if s.StringArguments {
 			args, _ = json.Marshal(string(c.Arguments))
 		}
+		id := c.ID
+		if s.NamedIDs {
+			id = fmt.Sprintf("functions.%s:%d", c.Name, i)
+		}
 		b = fmt.Appendf(b, `{"id": %s, "type": "function", "function": {"name": %s, "arguments": %s}}`,
-			quote(c.ID), quote(c.Name), args)
+			quote(id), quote(c.Name), args)
 	}
 	return append(b, "]}"...)
 }
@@ -170,7 +185,11 @@ const (
 	probeAnswer    = "answer"
 	probeEmpty     = "empty"
 	probeReasoning = "reasoning"
-	probeNextUser  = "answer-then-user"
+	// probeThinkingBlock gives the reasoning as a content block of type
+	// thinking (Mistral's convention: Magistral renders [THINK]…[/THINK]
+	// from it and ignores reasoning_content).
+	probeThinkingBlock = "reasoning-block"
+	probeNextUser      = "answer-then-user"
 )
 
 func probeCallName(n int, s Style) string { return fmt.Sprintf("calls-%d.%s", n, s.Name) }
@@ -190,6 +209,8 @@ func Probes() []Probe {
 		{probeEmpty, Request{Messages: messages(user, `{"role": "assistant", "content": ""}`), Tools: tools}},
 		{probeReasoning, Request{Messages: messages(user, `{"role": "assistant", "content": "`+sentinelAnswer+
 			`", "reasoning_content": "`+sentinelReasoning+`", "thinking": "`+sentinelReasoning+`"}`), Tools: tools}},
+		{probeThinkingBlock, Request{Messages: messages(user, `{"role": "assistant", "content": [{"type": "thinking", "thinking": "`+
+			sentinelReasoning+`"}, {"type": "text", "text": "`+sentinelAnswer+`"}]}`), Tools: tools}},
 	}
 	for _, s := range Styles {
 		for n := 1; n <= 2; n++ {

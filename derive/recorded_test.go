@@ -52,9 +52,13 @@ func (rr recordedRenderer) Render(req Request) (string, error) {
 
 func loadRecordings(t testing.TB) []*recording {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "renders", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no recorded renders in testdata/renders: %v", err)
+	var files []string
+	for _, dir := range []string{"renders", "renders-unseen"} {
+		found, err := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
+		if err != nil || len(found) == 0 {
+			t.Fatalf("no recorded renders in testdata/%s: %v", dir, err)
+		}
+		files = append(files, found...)
 	}
 	sort.Strings(files)
 	var recs []*recording

@@ -107,7 +107,13 @@ func compileSuite(t testing.TB, e suiteEntry) suiteRenderer {
 
 func loadRecording(t testing.TB, id string) *recording {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "renders", id+".json"))
+	return loadRecordingIn(t, "renders", id)
+}
+
+// loadRecordingIn reads one template's recording from testdata/dir.
+func loadRecordingIn(t testing.TB, dir, id string) *recording {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", dir, id+".json"))
 	if err != nil {
 		t.Fatalf("%v (run testdata/render_requests.py)", err)
 	}

@@ -39,6 +39,19 @@ var syntheticTemplates = []struct {
 	{"indexed-sections.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, SectionOpen: "<|calls_begin|>", SectionClose: "<|calls_end|>", CallOpen: "<|call_begin|>",
 		NamePrefix: "functions.", IDPrefix: ":", ArgsPrefix: "<|arg_begin|>", CallClose: "<|call_end|>", Stop: []string{"<|eom|>"}}, ""},
+	// The id written where the name goes: only the named-ids style shows
+	// the name.
+	{"id-head.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyNameJSON, SectionOpen: "<%calls%>", SectionClose: "<%/calls%>", CallOpen: "<%call%>",
+		NamePrefix: "functions.", IDPrefix: ":", ArgsPrefix: "<%args%>", CallClose: "<%/call%>", Stop: []string{"<%eot%>"}}, ""},
+	// Only string arguments with no content render JSON (object arguments
+	// print as a Python dict in the Go engine and raise in Jinja2).
+	{"string-args.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyNameJSON, CallOpen: "<@call@>", ArgsPrefix: "<@args@>", CallClose: "<@/call@>", Stop: []string{"<@end@>"}}, ""},
+	// Reasoning only from a thinking block, closed by a "[/…]" token.
+	{"block-reasoning.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyNameJSON, CallOpen: "[ACT]", ArgsPrefix: "[WITH]", ReasoningOpen: "[MUSE]", ReasoningClose: "[/MUSE]",
+		Stop: []string{"[DONE]"}}, ""},
 }
 
 func compileSynthetic(t *testing.T, file string, tok templates.SpecialTokens) *templates.Jinja {

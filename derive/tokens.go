@@ -65,7 +65,7 @@ func specialLen(s string) int {
 			return i + 1
 		case c == '<' || c == '[' || c == ' ' || c == '\n' || c == '\t' || c == '\r':
 			return 0
-		case s[0] == '[' && !(c == '_' || (c >= 'A' && c <= 'Z')):
+		case s[0] == '[' && !(c == '_' || (c >= 'A' && c <= 'Z') || (c == '/' && i == 1)):
 			return 0
 		}
 	}

@@ -9,7 +9,8 @@
 // [CompileJinja] compiles a chat template for github.com/ardanlabs/jinja
 // with transformers' configuration (trim_blocks, lstrip_blocks, loop
 // controls, {% generation %}, raise_exception as [TemplateError],
-// strftime_now from [JinjaVars].Now, Python tojson). Where the engine
+// strftime_now from [JinjaVars].Now, Python tojson, and the format filter
+// the engine lacks). Where the engine
 // deviates from Jinja2 the source is normalised first, each rewrite exact
 // (whitespace control applied as Jinja2's lexer applies it, final newline,
 // CRLF, backslash-newline in literals, undefined values iterable), macros
@@ -17,7 +18,8 @@
 // stack), and [Jinja.Deviations] reports what still renders differently.
 // testdata/conformance measures it: 75 templates × 22 conversations
 // against Jinja2 goldens, the deviations listed in deviations.json and
-// asserted by the test.
+// asserted by the test; testdata/unseen does the same for reconstructions
+// of current templates the shared set lacks.
 //
 // # Families
 //

@@ -75,6 +75,9 @@ type Family struct {
 	tmpl     *template.Template
 	jinja    *Jinja
 	external *externalTemplate
+	// loaded: a built-in family recognised in a loaded template renders
+	// that template, not its embedded one (see Loaded).
+	loaded bool
 }
 
 // externalTemplate is a template this package does not compile itself
@@ -259,6 +262,11 @@ func (f Family) Render(in Input) (string, error) {
 // Jinja returns the compiled chat template the family renders with (nil
 // for a transliterated family).
 func (f Family) Jinja() *Jinja { return f.jinja }
+
+// Loaded reports a built-in family's definition rendering a template
+// loaded from a model (FamilyOf) rather than the family's embedded one:
+// its calls may have moved on from the definition's native format.
+func (f Family) Loaded() bool { return f.loaded }
 
 // Definition returns the family's definition file (YAML) as written.
 func (f Family) Definition() string {

@@ -132,6 +132,9 @@ func (j *Jinja) renderData(v JinjaVars) (map[string]jinja.Value, error) {
 		"strftime_now":          jinja.NewCallable("strftime_now", strftimeNow(v.Now)),
 		depthExceeds:            jinja.NewCallable(depthExceeds, recursionLimit),
 		"range":                 jinja.NewCallable("range", sandboxRange),
+		// Filters the engine lacks: it looks a filter up among the
+		// variables when it has none of that name.
+		"format": jinja.NewCallable("format", formatFilter),
 	}
 	if j.tokens.BOS != "" {
 		data["bos_token"] = jinja.NewString(j.tokens.BOS)

@@ -43,6 +43,10 @@ var conformanceNow = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 
 const conformanceDir = "testdata/conformance"
 
+// unseenDir holds reconstructions of current templates outside the shared
+// set (testdata/unseen/README.md), checked against Jinja2 the same way.
+const unseenDir = "testdata/unseen"
+
 func readJSONFile(t testing.TB, path string, v any) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -55,8 +59,14 @@ func readJSONFile(t testing.TB, path string, v any) {
 }
 
 func loadConformance(t testing.TB) ([]conformanceEntry, []conformanceConversation) {
+	return loadSuiteDir(t, conformanceDir)
+}
+
+// loadSuiteDir reads a suite directory's manifest; every suite renders the
+// conformance conversations.
+func loadSuiteDir(t testing.TB, dir string) ([]conformanceEntry, []conformanceConversation) {
 	var m struct{ Templates []conformanceEntry }
-	readJSONFile(t, filepath.Join(conformanceDir, "manifest.json"), &m)
+	readJSONFile(t, filepath.Join(dir, "manifest.json"), &m)
 	var c struct{ Conversations []conformanceConversation }
 	readJSONFile(t, filepath.Join(conformanceDir, "conversations.json"), &c)
 	return m.Templates, c.Conversations
@@ -226,17 +236,30 @@ type conformanceDeviation struct {
 }
 
 func TestJinjaConformance(t *testing.T) {
-	entries, convs := loadConformance(t)
+	checkJinjaSuite(t, conformanceDir)
+}
+
+// TestJinjaUnseen: the templates of testdata/unseen (reconstructions of
+// current models' templates that the shared set lacks) against Jinja2.
+func TestJinjaUnseen(t *testing.T) {
+	checkJinjaSuite(t, unseenDir)
+}
+
+// checkJinjaSuite renders every template of a suite directory (manifest,
+// golden/, deviations.json) over the conformance conversations and checks
+// that the cases differing from Jinja2 are exactly the listed ones.
+func checkJinjaSuite(t *testing.T, dir string) {
+	entries, convs := loadSuiteDir(t, dir)
 	found := map[string][]string{}
 	wrongText := map[string]bool{} // a case Jinja2 renders, rendered differently or not at all
 	for _, e := range entries {
 		t.Run(e.ID, func(t *testing.T) {
-			src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
+			src, err := os.ReadFile(filepath.Join(dir, e.File))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var golden map[string]conformanceGolden
-			readJSONFile(t, filepath.Join(conformanceDir, "golden", e.ID+".json"), &golden)
+			readJSONFile(t, filepath.Join(dir, "golden", e.ID+".json"), &golden)
 			j, err := CompileJinja(e.ID, string(src), e.tokens())
 			if err != nil {
 				found[e.ID] = []string{"compile"}
@@ -268,7 +291,7 @@ func TestJinjaConformance(t *testing.T) {
 			}
 		})
 	}
-	path := filepath.Join(conformanceDir, "deviations.json")
+	path := filepath.Join(dir, "deviations.json")
 	var listed map[string]conformanceDeviation
 	readJSONFile(t, path, &listed)
 	got := map[string]conformanceDeviation{}
@@ -291,11 +314,17 @@ func TestJinjaConformance(t *testing.T) {
 // for exactly the conformance templates whose deviation it causes, and for
 // no template that renders identically.
 func TestJinjaDeviationsDetected(t *testing.T) {
-	entries, _ := loadConformance(t)
+	for _, dir := range []string{conformanceDir, unseenDir} {
+		checkDeviationsDetected(t, dir)
+	}
+}
+
+func checkDeviationsDetected(t *testing.T, dir string) {
+	entries, _ := loadSuiteDir(t, dir)
 	var listed map[string]conformanceDeviation
-	readJSONFile(t, filepath.Join(conformanceDir, "deviations.json"), &listed)
+	readJSONFile(t, filepath.Join(dir, "deviations.json"), &listed)
 	for _, e := range entries {
-		src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
+		src, err := os.ReadFile(filepath.Join(dir, e.File))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,10 @@ func TestJinjaRender(t *testing.T) {
 		{"macros keep their arguments", "{%- macro f(a, b='d') -%}\n{{ a }}{{ b }}{% if a is string %}{{ f(1, b='x') }}{% endif %}\n{%- endmacro -%}\n{{ f('s') }}|{{ f() }}", JinjaVars{Messages: msgs}, "sd1x|d", ""},
 		{"sandbox range", "{{ range(3) }}{{ range(1, 7, 2) }}{{ range(5, 0, -2) }}{{ range(100000) | length }}", JinjaVars{Messages: msgs}, "[0, 1, 2][1, 3, 5][5, 3, 1]100000", ""},
 		{"sandbox range limit", "{% for i in range(100001) %}{% endfor %}", JinjaVars{Messages: msgs}, "", "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000)."},
+		{"a brace before a stripped tag stays text", "a:{\n  {%- if true %}x{% endif -%}\n}|{ {{- 'y' -}} }|{{ '{' }}{# c #}{{ 'z' }}|{\n{#- c -#}\n%",
+			JinjaVars{Messages: msgs}, "a:{x}|{y}|{z|{%", ""},
+		{"a macro's depth guard strips no text", "{%- macro f(x) -%}\n{{- x -}}\n{%- endmacro -%}\n{{ f('a') }}\nb\n{% if true -%}\n{{ 'c' }}\nd{% endif %}",
+			JinjaVars{Messages: msgs}, "a\nb\nc\nd", ""},
 		{"messages must be an array", "x", JinjaVars{Messages: json.RawMessage(`{}`)}, "", "array"},
 	}
 	for _, tt := range tests {

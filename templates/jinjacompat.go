@@ -28,6 +28,8 @@ var knownConstructs = []struct {
 }{
 	{Deviation{"markup", `Jinja2 HTML-escapes what is added with + to a "…"|safe string (a Markup); the engine has no Markup type and never escapes`},
 		regexp.MustCompile(`\|\s*safe\s*\+`)},
+	{Deviation{"int-dict-keys", "the engine's dict keys are strings: a dict literal with integer keys ({0: 0, 512: 128}) is sorted by dictsort as strings (\"1024\" before \"512\"), where Jinja2 sorts the integers"},
+		regexp.MustCompile(`[{,]\s*-?[0-9]+\s*:`)},
 	{Deviation{"generator-tojson", "Jinja2 raises TypeError when a generator (|map, |select, …) is piped into tojson; the engine renders the list"},
 		regexp.MustCompile(`\|\s*(?:map|select|reject|selectattr|rejectattr)\s*\([^|]*\)\s*\|\s*tojson`)},
 }

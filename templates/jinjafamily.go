@@ -161,25 +161,8 @@ func toolObjects(tools []chat.Tool, pick func(*toolView) any) ([]any, error) {
 // matches a built-in format) and its default format is the prompted
 // UnknownDefaultFormat.
 func FamilyOf(j *Jinja) (Family, error) {
-	d, err := Detect(j.Source())
-	if err != nil && !errors.Is(err, ErrUnknownTemplate) {
-		return Family{}, err
-	}
-	if err == nil && !genericMatch(d, j) {
-		f, err := Lookup(d.Family)
-		if err != nil {
-			return Family{}, err
-		}
-		if f.jinja == nil {
-			// A transliterated family: the engine renders its official
-			// template, but the official template cannot render what the
-			// family must (see docs/templates.md), so the family stays.
-			return f, nil
-		}
-		f.Official = "loaded from " + j.Name()
-		f.Template = j.Name()
-		f.jinja = j
-		return f, nil
+	if f, ok, err := detectedFamily(j); err != nil || ok {
+		return f, err
 	}
 	tok := j.Tokens()
 	f := Family{
@@ -204,6 +187,39 @@ func FamilyOf(j *Jinja) (Family, error) {
 	return f, nil
 }
 
+// detectedFamily returns the built-in family j is recognised as, if any.
+// Fingerprints are strings of a template's text, and a later generation of
+// a model can keep them while its turns change (Hermes 4's template has
+// Hermes 3's tool prompt in Llama 3 headers): a family whose generation
+// prompt is not the template's does not describe it, and is not used.
+func detectedFamily(j *Jinja) (Family, bool, error) {
+	d, err := Detect(j.Source())
+	if err != nil && !errors.Is(err, ErrUnknownTemplate) {
+		return Family{}, false, err
+	}
+	if err != nil || genericMatch(d, j) {
+		return Family{}, false, nil
+	}
+	f, err := Lookup(d.Family)
+	if err != nil {
+		return Family{}, false, err
+	}
+	if gp, ok := renderGenerationPrompt(j); ok && gp != f.GenerationPrompt {
+		return Family{}, false, nil
+	}
+	if f.jinja == nil {
+		// A transliterated family: the engine renders its official
+		// template, but the official template cannot render what the
+		// family must (see docs/templates.md), so the family stays.
+		return f, true, nil
+	}
+	f.Official = "loaded from " + j.Name()
+	f.Template = j.Name()
+	f.jinja = j
+	f.loaded = true
+	return f, true, nil
+}
+
 // UnknownDefaultFormat is the prompted tool format of a template that is
 // no built-in family (the same as generic ChatML's).
 const UnknownDefaultFormat = "hermes"
@@ -221,13 +237,20 @@ const (
 // probeGenerationPrompt is what add_generation_prompt appends after a user
 // turn ("" when the template cannot say).
 func probeGenerationPrompt(j *Jinja) string {
+	gp, _ := renderGenerationPrompt(j)
+	return gp
+}
+
+// renderGenerationPrompt is probeGenerationPrompt; ok is false when the
+// template cannot say (it raises, or the prompt is no extension).
+func renderGenerationPrompt(j *Jinja) (string, bool) {
 	msgs := json.RawMessage(`[{"role": "user", "content": "` + probeUser + `"}]`)
 	without, err1 := j.Render(JinjaVars{Messages: msgs, Now: probeClock()})
 	with, err2 := j.Render(JinjaVars{Messages: msgs, AddGenerationPrompt: true, Now: probeClock()})
 	if err1 != nil || err2 != nil || !strings.HasPrefix(with, without) {
-		return ""
+		return "", false
 	}
-	return with[len(without):]
+	return with[len(without):], true
 }
 
 // probeEndOfTurn is what the template writes after an assistant reply

@@ -77,6 +77,11 @@ func TestFamilyOf(t *testing.T) {
 		{"templates/zai-org-GLM-4.5.jinja", SpecialTokens{EOS: "<|endoftext|>"}, "", "", []string{"<|user|>", "<|endoftext|>"}, "<|assistant|>", []string{"<|user|>", "<|assistant|>", "<|observation|>"}, false},
 		{"templates/llama-cpp-lfm2.jinja", SpecialTokens{BOS: "<|startoftext|>", EOS: "<|im_end|>"}, "", "", []string{"<|im_end|>"}, "<|im_start|>assistant\n", []string{"<|im_start|>", "<|tool_call_start|>"}, false},
 		{"templates/deepseek-ai-DeepSeek-V3.1.jinja", SpecialTokens{BOS: "<｜begin▁of▁sentence｜>", EOS: "<｜end▁of▁sentence｜>"}, "", "", []string{"<｜end▁of▁sentence｜>"}, "<｜Assistant｜></think>", []string{"<｜tool▁calls▁begin｜>"}, true},
+		// Hermes 3's tool prompt (its fingerprint) in Llama 3 turns: not
+		// the hermes3 family, whose transliteration writes ChatML.
+		{"../unseen/templates/hermes-4-70b.jinja", SpecialTokens{BOS: "<|begin_of_text|>", EOS: "<|eot_id|>"}, "", "", []string{"<|eot_id|>"}, "<|start_header_id|>assistant<|end_header_id|>\n\n", []string{"<|start_header_id|>"}, false},
+		// Recognised by its turns, and its generation prompt agrees.
+		{"../unseen/templates/granite-4.0.jinja", SpecialTokens{EOS: "<|end_of_text|>"}, "granite3", "json", nil, "<|start_of_role|>assistant<|end_of_role|>", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {

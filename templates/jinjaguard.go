@@ -14,7 +14,10 @@ import (
 // Jinja2 raises RecursionError) overflows the Go stack, which kills the
 // process. guardMacros rewrites every macro to carry a depth counter and
 // fail cleanly past maxMacroDepth; the rewrite adds no output, and the
-// inserted tags take the whitespace control of the tag they follow, so a
+// inserted tags are written {%+ … +%} like every tag normaliseSource
+// leaves (a plain %} lets the engine's own trim_blocks strip the newline
+// that starts the next text, past any tags between: MiniMax-M2's
+// "{{- '\n' ~ toolcall_begin_token }}\n<invoke" lost its newline), so a
 // rendering that stays under the limit is byte-identical.
 
 // maxMacroDepth is far beyond any real schema nesting and far below what
@@ -54,7 +57,7 @@ func guardMacros(src string) string {
 		}
 		if macroDef.MatchString(r.text) {
 			b.WriteString(rewriteCalls(r.text, names, depth > 0, true))
-			b.WriteString("{% if " + depthParam + " > " + strconv.Itoa(maxMacroDepth) + " %}{{ " + depthExceeds + "() }}{% endif " + closing(r.text))
+			b.WriteString("{%+ if " + depthParam + " > " + strconv.Itoa(maxMacroDepth) + " +%}{{ " + depthExceeds + "() }}{%+ endif " + closing(r.text))
 			depth++
 			continue
 		}

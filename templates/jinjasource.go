@@ -37,11 +37,32 @@ func normaliseSource(src string) string {
 		r.text = iterableUndefined(dropLineContinuations(r.text))
 	}
 	applyWhitespaceControl(regions)
+	keepBracesApart(regions)
 	var b strings.Builder
 	for _, r := range regions {
 		b.WriteString(r.text)
 	}
 	return b.String()
+}
+
+// keepBracesApart: once the whitespace between them is stripped (or the
+// comment removed), a text ending in "{" touches the next tag
+// ("parameters:{\n{%- if" becomes "parameters:{{%+ if"), and the engine
+// reads "{{" as an expression opener where Jinja2's lexer, which saw the
+// tag before stripping, read a literal brace. Such a brace is written as
+// the expression {{ '{' }}, which prints exactly it.
+func keepBracesApart(regions []jinjaRegion) {
+	prev := -1 // the last region with text
+	for i := range regions {
+		if regions[i].text == "" {
+			continue
+		}
+		if prev >= 0 && !regions[prev].tag && strings.HasSuffix(regions[prev].text, "{") && strings.ContainsRune("{%#", rune(regions[i].text[0])) {
+			p := &regions[prev]
+			p.text = p.text[:len(p.text)-1] + "{{ '{' }}"
+		}
+		prev = i
+	}
 }
 
 // applyWhitespaceControl strips the text around tags exactly as Jinja2's

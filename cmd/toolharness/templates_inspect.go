@@ -53,9 +53,12 @@ Examples:
 			if err != nil {
 				return err
 			}
+			// The family the template is used as (FamilyOf), not the raw
+			// fingerprint match: Hermes 4's template matches hermes3's
+			// fingerprints but is not that family.
 			family := ""
-			if d, err := templates.Detect(tmpl.Source()); err == nil {
-				family = d.Family
+			if f, err := templates.FamilyOf(tmpl); err == nil && f.Name != tmpl.Name() {
+				family = f.Name
 			}
 			return writeInspection(c.App.Writer, c.Bool("json"), inspection{File: path, Family: family,
 				BOS: tmpl.Tokens().BOS, EOS: tmpl.Tokens().EOS, Deviations: deviationNames(tmpl), Derived: res})

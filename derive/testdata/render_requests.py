@@ -7,9 +7,12 @@ through every template of templates/testdata/conformance/manifest.json (the
 conformance suite's 75 templates, with their special tokens and kwargs), with
 templates/testdata/official/render.py (a copy of the shared reference renderer:
 Jinja2 configured like transformers' apply_chat_template). Writes
-renders/<id>.json. Run from anywhere:
+renders/<id>.json. With the argument "unseen", the templates of
+templates/testdata/unseen/manifest.json instead, into renders-unseen/. Run
+from anywhere:
 
     python3 derive/testdata/render_requests.py
+    python3 derive/testdata/render_requests.py unseen
 """
 import json
 import os
@@ -17,14 +20,17 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 repo = os.path.dirname(os.path.dirname(here))
-conformance = os.path.join(repo, "templates", "testdata", "conformance")
+suite = sys.argv[1] if len(sys.argv) > 1 else "conformance"
+if suite not in ("conformance", "unseen"):
+    sys.exit("usage: render_requests.py [unseen]")
+conformance = os.path.join(repo, "templates", "testdata", suite)
 sys.path.insert(0, os.path.join(repo, "templates", "testdata", "official"))
 import render as ref  # noqa: E402
 
 requests = json.load(open(os.path.join(here, "requests.json")))
 manifest = json.load(open(os.path.join(conformance, "manifest.json")))["templates"]
 
-out_dir = os.path.join(here, "renders")
+out_dir = os.path.join(here, "renders" if suite == "conformance" else "renders-" + suite)
 os.makedirs(out_dir, exist_ok=True)
 for entry in manifest:
     path = os.path.normpath(os.path.join(conformance, entry["file"]))
