@@ -10,6 +10,11 @@ template raised, {"ok": false, "error": "<ExceptionType>: <message>"}.
 Needs python3 with Jinja2 (3.1.6 used). Run from this directory:
 
     python3 gen.py
+
+Another suite of templates over the same conversations (../unseen) names
+its directory, which holds its own manifest.json and golden/:
+
+    python3 gen.py ../unseen
 """
 import json
 import os
@@ -21,12 +26,13 @@ import render  # noqa: E402
 
 
 def main():
-    manifest = json.load(open(os.path.join(HERE, "manifest.json"), encoding="utf-8"))["templates"]
+    suite = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else HERE
+    manifest = json.load(open(os.path.join(suite, "manifest.json"), encoding="utf-8"))["templates"]
     convs = json.load(open(os.path.join(HERE, "conversations.json"), encoding="utf-8"))["conversations"]
-    out_dir = os.path.join(HERE, "golden")
+    out_dir = os.path.join(suite, "golden")
     os.makedirs(out_dir, exist_ok=True)
     for e in manifest:
-        src = open(os.path.join(HERE, e["file"]), encoding="utf-8", newline="").read()
+        src = open(os.path.join(suite, e["file"]), encoding="utf-8", newline="").read()
         tmpl = render.compile_template(src)
         cases = {}
         for c in convs:
