@@ -339,10 +339,17 @@ func (b *block) scanName(tools map[string]*toolSchema) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	return catalogName(tools, name), true
+}
+
+// catalogName is a name read from a block as a string: the catalog's own
+// copy when it has the tool (looked up without converting), so that the
+// name does not keep the block's bytes alive.
+func catalogName(tools map[string]*toolSchema, name []byte) string {
 	if t := tools[string(name)]; t != nil {
-		return t.name, true
+		return t.name
 	}
-	return string(name), true
+	return string(name)
 }
 
 var nameKey = []byte(`"name"`)

@@ -92,18 +92,9 @@ func (p *Parser) nameChunk(old int, chunk string, emit func(Event)) bool {
 	}
 	b.startSent = true
 	p.emit = emit
-	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: p.nameString(name), Offset: b.start}})
+	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: catalogName(p.tools, name), Offset: b.start}})
 	p.emit = nil
 	return false
-}
-
-// nameString is name as a string: the catalog's copy when it has the
-// tool (toolName), without converting it to look.
-func (p *Parser) nameString(name []byte) string {
-	if t := p.tools[string(name)]; t != nil {
-		return t.name
-	}
-	return string(name)
 }
 
 // leadingName reads {"name": "T at the start of w, what jsonNameFrom finds
