@@ -53,11 +53,7 @@ func (p *Parser) fastKeys(o *opener) (objectKeys, bool) {
 	case dToolCall:
 		return objectKeys{name: "name", args: "arguments"}, true
 	case dJSON:
-		native := "arguments"
-		if p.format == "json" || p.format == "auto" {
-			native = "parameters"
-		}
-		return objectKeys{name: "name", args: native}, true
+		return objectKeys{name: "name", args: p.nativeArgsKey()}, true
 	}
 	return objectKeys{}, false
 }

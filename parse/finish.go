@@ -176,11 +176,17 @@ func (p *Parser) decode(b *block, raw string, cs, ce int) ([]dcall, *Error) {
 	case dToolCall:
 		return p.decodeToolCall(content, base)
 	}
-	native := "arguments"
+	return p.decodeJSON(content, base, p.nativeArgsKey(), p.format == "mistral")
+}
+
+// nativeArgsKey is the arguments key of the format's own JSON call
+// objects: Llama's "parameters" in json (and auto, which reads it), else
+// "arguments".
+func (p *Parser) nativeArgsKey() string {
 	if p.format == "json" || p.format == "auto" {
-		native = "parameters"
+		return "parameters"
 	}
-	return p.decodeJSON(content, base, native, p.format == "mistral")
+	return "arguments"
 }
 
 // decodeToolCall reads <tool_call> content by its shape (JSON, qwen3-coder
