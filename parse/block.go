@@ -101,8 +101,6 @@ func (b *block) reset(op *opener, start int) {
 
 func (b *block) contentLen() int { return len(b.buf) - b.vstart }
 
-func skipWS(buf []byte, i int) int { return skipWSs(buf, i) }
-
 // advance examines the bytes from old on and says whether the block goes
 // on, ended (at end, a buf index), or was not a call after all. With eof
 // nothing follows buf.

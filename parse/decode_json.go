@@ -37,9 +37,9 @@ func (p *Parser) readCall(content string, base int, keys objectKeys) (dcall, boo
 	if !b.preOK || keys != b.keys {
 		return p.fastCall(content, keys)
 	}
-	i := skipWSs(content, 0)
+	i := skipWS(content, 0)
 	f := b.pre
-	if base+i != b.start+b.preAt || skipWSs(content, i+f.end-b.preAt) != len(content) {
+	if base+i != b.start+b.preAt || skipWS(content, i+f.end-b.preAt) != len(content) {
 		return p.fastCall(content, keys)
 	}
 	d := i - b.preAt

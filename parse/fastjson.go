@@ -53,14 +53,14 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			} else if i, ok = stringEnd(s, i); !ok {
 				return dst, i, false
 			}
-			if j := skipWSs(s, i); j > i {
+			if j := skipWS(s, i); j > i {
 				dst, from, i = append(dst, s[from:i]...), j, j
 			}
 			if i >= len(s) || s[i] != ':' {
 				return dst, i, false
 			}
 			i++
-			if j := skipWSs(s, i); j > i {
+			if j := skipWS(s, i); j > i {
 				dst, from, i = append(dst, s[from:i]...), j, j
 			}
 			key = false
@@ -96,7 +96,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			}
 			open++
 			i++
-			if j := skipWSs(s, i); j > i {
+			if j := skipWS(s, i); j > i {
 				dst, from, i = append(dst, s[from:i]...), j, j
 			}
 			if i < len(s) && s[i] == closer {
@@ -129,7 +129,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			if open == 0 {
 				return append(dst, s[from:i]...), i, true
 			}
-			if j := skipWSs(s, i); j > i {
+			if j := skipWS(s, i); j > i {
 				dst, from, i = append(dst, s[from:i]...), j, j
 			}
 			if i >= len(s) {
@@ -141,7 +141,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			}
 			if c := s[i]; c == ',' {
 				i++
-				if j := skipWSs(s, i); j > i {
+				if j := skipWS(s, i); j > i {
 					dst, from, i = append(dst, s[from:i]...), j, j
 				}
 				key = objects&1 != 0
@@ -243,7 +243,7 @@ func plainUTF8[T text](s T) bool {
 	return true
 }
 
-func skipWSs[T text](s T, i int) int {
+func skipWS[T text](s T, i int) int {
 	for i < len(s) && wsByte[s[i]] {
 		i++
 	}
@@ -288,18 +288,18 @@ func readFastObject[T text](a *arena, s T, i int, keys objectKeys) (fastObject, 
 	if i >= len(s) || s[i] != '{' {
 		return f, false
 	}
-	i = skipWSs(s, i+1)
+	i = skipWS(s, i+1)
 	haveName, haveArgs := false, false
 	for {
 		kf, kt, j, ok := plainKey(s, i)
 		if !ok {
 			return f, false
 		}
-		j = skipWSs(s, j)
+		j = skipWS(s, j)
 		if j >= len(s) || s[j] != ':' {
 			return f, false
 		}
-		j = skipWSs(s, j+1)
+		j = skipWS(s, j+1)
 		switch k := s[kf:kt]; {
 		case string(k) == keys.name && !haveName:
 			if f.nameFrom, f.nameTo, j, ok = plainKey(s, j); !ok || f.nameTo == f.nameFrom {
@@ -320,13 +320,13 @@ func readFastObject[T text](a *arena, s T, i int, keys objectKeys) (fastObject, 
 		default:
 			return f, false
 		}
-		j = skipWSs(s, j)
+		j = skipWS(s, j)
 		if j >= len(s) {
 			return f, false
 		}
 		switch s[j] {
 		case ',':
-			i = skipWSs(s, j+1)
+			i = skipWS(s, j+1)
 			continue
 		case '}':
 			if !haveName || !haveArgs {
@@ -342,8 +342,8 @@ func readFastObject[T text](a *arena, s T, i int, keys objectKeys) (fastObject, 
 // fastCall reads content that is exactly one plain call object with the
 // name and arguments keys of keys (and nothing else), in either order.
 func (p *Parser) fastCall(content string, keys objectKeys) (dcall, bool) {
-	f, ok := readFastObject(&p.arena, content, skipWSs(content, 0), keys)
-	if !ok || skipWSs(content, f.end) != len(content) {
+	f, ok := readFastObject(&p.arena, content, skipWS(content, 0), keys)
+	if !ok || skipWS(content, f.end) != len(content) {
 		return dcall{}, false
 	}
 	return dcall{name: content[f.nameFrom:f.nameTo], args: f.args}, true
