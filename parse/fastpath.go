@@ -59,20 +59,7 @@ func (p *Parser) nameChunk(old int, chunk string, emit func(Event)) bool {
 	v := vMore
 	if b.nameAt > 0 {
 		// Inside the name: only the new bytes can end it.
-	look:
-		for j := max(old, b.nameAt); j < len(w); j++ {
-			switch w[j] {
-			case '"':
-				if name, v = w[b.nameAt:j], vYes; j == b.nameAt {
-					// An empty name is no name (jsonNameFrom).
-					v = vNo
-				}
-				break look
-			case '\\', '\n':
-				v = vNo
-				break look
-			}
-		}
+		name, v = nameEnd(w, b.nameAt, max(old, b.nameAt))
 	} else {
 		var at int
 		name, v, at = leadingName(w[min(b.vpos, len(w)):])
@@ -127,18 +114,28 @@ func leadingName(w []byte) (name []byte, v verdict, at int) {
 		return nil, vNo, 0
 	}
 	i++
-	for j := i; j < len(w); j++ {
+	if name, v = nameEnd(w, i, i); v == vNo {
+		return nil, vNo, 0
+	}
+	return name, v, i
+}
+
+// nameEnd looks from w[from:] for the end of the name that starts at
+// w[start]: the name (vYes), not yet (vMore), or no name (vNo: empty, or a
+// byte jsonNameFrom does not take in one).
+func nameEnd(w []byte, start, from int) ([]byte, verdict) {
+	for j := from; j < len(w); j++ {
 		switch w[j] {
 		case '"':
-			if j == i {
-				return nil, vNo, 0
+			if j == start {
+				return nil, vNo
 			}
-			return w[i:j], vYes, i
+			return w[start:j], vYes
 		case '\\', '\n':
-			return nil, vNo, 0
+			return nil, vNo
 		}
 	}
-	return nil, vMore, i
+	return nil, vMore
 }
 
 // feedBlockChunk is the path of a small chunk inside a confirmed block
