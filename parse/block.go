@@ -56,14 +56,13 @@ type block struct {
 	// are the call object's keys, fast says the value can be read by
 	// the fast path; slow says it is tracked instead. seen is how far
 	// valueEnd looked, lastClose where the last closing bracket it saw
-	// ended. pre is what the fast path read
-	// of the value at preAt, when preOK.
+	// ended. pre is what the fast path read of the value at vpos (which
+	// only track moves), when preOK.
 	keys            objectKeys
 	fast, slow      bool
 	seen, lastClose int
 	ar              *arena
 	pre             fastObject
-	preAt           int
 	preOK           bool
 	// leading is what nameChunk read of the call object so far, nameAt
 	// where the name starts once it got that far.
@@ -329,7 +328,7 @@ func (b *block) valueEnd(eof, now bool) int {
 			}
 		}
 		if f, ok := readFastObject(b.ar, buf, b.vpos, b.keys); ok {
-			b.pre, b.preAt, b.preOK = f, b.vpos, true
+			b.pre, b.preOK = f, true
 			return f.end
 		}
 		b.slow = true

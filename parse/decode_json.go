@@ -39,10 +39,10 @@ func (p *Parser) readCall(content string, base int, keys objectKeys) (dcall, boo
 	}
 	i := skipWS(content, 0)
 	f := b.pre
-	if base+i != b.start+b.preAt || skipWS(content, i+f.end-b.preAt) != len(content) {
+	if base+i != b.start+b.vpos || skipWS(content, i+f.end-b.vpos) != len(content) {
 		return p.fastCall(content, keys)
 	}
-	d := i - b.preAt
+	d := i - b.vpos
 	return dcall{name: content[f.nameFrom+d : f.nameTo+d], args: f.args}, true
 }
 
