@@ -169,62 +169,36 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 			ops = append(ops, o...)
 		}
 	}
-	fence := opener{marker: "```", kind: kFence, closer: "```", dec: dFence, repair: rCodeFence, tentative: true}
-	bareObj := func(trailer string) opener {
-		return opener{marker: "{", kind: kValue, trailer: trailer, dec: dJSON, tentative: true, repair: rMissingOpenTag}
-	}
-	hermesTag := opener{marker: "<tool_call>", kind: kTag, closer: "</tool_call>", dec: dJSON, reopen: lenient}
-	if lenient {
-		hermesTag.dec = dToolCall
-	}
-	// Granite function-calling models write every call as
-	// "<function_call> {…}" and never close it: a repeat of the marker
-	// ends the block (reopen), as does what follows a complete value.
-	// (Not <tools>: Qwen2.5-Coder closes it, after one brace too many.)
-	wrappers := []opener{
-		{marker: "<function_call>", kind: kTag, closer: "</function_call>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true, reopen: true},
-		{marker: "<tools>", kind: kTag, closer: "</tools>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true},
-	}
-	// Granite 3.x's own marker, followed by a JSON list of calls.
-	granite := opener{marker: "<|tool_call|>", kind: kPrefix, dec: dJSON, tentative: true}
-	if lenient {
-		granite.repair = rWrapperTag
-	}
-	harmony := []opener{
-		{marker: "<|channel|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
-		// gpt-oss's own rendering of a call in history puts the
-		// recipient in the header: <|start|>assistant to=functions.T<|channel|>…
-		{marker: "<|start|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
-	}
+	c := sharedOpeners(lenient)
 	switch format {
 	case "hermes":
-		ops = append(ops, hermesTag)
-		add(lenient, wrappers...)
-		add(lenient, fence, bareObj("</tool_call>"),
+		ops = append(ops, c.hermesTag)
+		add(lenient, c.wrappers...)
+		add(lenient, c.fence, bareObject("</tool_call>"),
 			opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true, repair: rMissingOpenTag, trailer: "</tool_call>"})
 	case "json":
 		ops = append(ops,
 			opener{marker: "<|python_tag|>", kind: kPrefix, dec: dJSON, tentative: true},
 			opener{marker: "{", kind: kValue, dec: dJSON, tentative: true},
-			granite)
-		add(lenient, fence, opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true})
+			c.granite)
+		add(lenient, c.fence, opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true})
 		// Strict, a list of call objects is claimed as a block (and is
 		// an error there), so that its objects are not taken one by one
 		// with the brackets left in the content.
 		add(!lenient, opener{marker: "[", kind: kValue, dec: dJSON, tentative: true})
-		t := hermesTag
+		t := c.hermesTag
 		t.repair = rWrapperTag
 		add(lenient, t)
-		add(lenient, wrappers...)
+		add(lenient, c.wrappers...)
 	case "mistral":
 		ops = append(ops, opener{marker: "[TOOL_CALLS]", kind: kPrefix, dec: dMistral, tentative: true})
-		add(lenient, fence, bareObj(""),
+		add(lenient, c.fence, bareObject(""),
 			opener{marker: "[", kind: kBracket, dec: dJSON, tentative: true, repair: rMissingOpenTag})
 	case "xml":
 		ops = append(ops, opener{marker: "<function_calls>", kind: kTag, closer: "</function_calls>", dec: dXML, reopen: lenient})
 		add(lenient, opener{marker: "<invoke name=", kind: kTag, closer: "</invoke>", dec: dXML, repair: rMissingOpenTag, trailer: "</function_calls>"})
 	case "qwen3-coder":
-		t := hermesTag
+		t := c.hermesTag
 		t.dec = dQwenCoder
 		if lenient {
 			t.dec = dToolCall
@@ -233,15 +207,15 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		add(lenient, opener{marker: "<function=", kind: kTag, closer: "</function>", dec: dQwenCoder, repair: rMissingOpenTag, trailer: "</tool_call>"})
 	case "pythonic":
 		ops = append(ops, opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true})
-		add(lenient, fence)
+		add(lenient, c.fence)
 	case "harmony":
-		ops = append(ops, harmony...)
+		ops = append(ops, c.harmony...)
 		ops = append(ops, harmonyFrames...)
 	case "glm45":
 		ops = append(ops, newSynSpec(glm45Syntax).openers(lenient)...)
 	case "glm4":
 		// Calls are bare (bare.go); a fenced one is a repair.
-		add(lenient, fence)
+		add(lenient, c.fence)
 	case "tags":
 		ops = append(ops, tagOpeners(tools)...)
 	case "deepseek", "kimi-k2", "functionary", "functiongemma", "minimax-m2", "seed-oss":
@@ -250,7 +224,7 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		ops = append(ops,
 			opener{marker: "<function_calls>", kind: kTag, closer: "</function_calls>", dec: dXML, reopen: lenient},
 			opener{marker: "<tool_call>", kind: kTag, closer: "</tool_call>", dec: dToolCall, reopen: lenient},
-			harmony[0], harmony[1],
+			c.harmony[0], c.harmony[1],
 			opener{marker: "[TOOL_CALLS]", kind: kPrefix, dec: dMistral, tentative: true},
 			opener{marker: "<|python_tag|>", kind: kPrefix, dec: dJSON, tentative: true},
 			opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true},
@@ -258,8 +232,8 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		)
 		ops = append(ops, harmonyFrames...)
 		ops = append(ops, tagOpeners(tools)...)
-		add(lenient, wrappers...)
-		add(lenient, fence,
+		add(lenient, c.wrappers...)
+		add(lenient, c.fence,
 			opener{marker: "<function=", kind: kTag, closer: "</function>", dec: dQwenCoder, repair: rMissingOpenTag, trailer: "</tool_call>"},
 			opener{marker: "<invoke name=", kind: kTag, closer: "</invoke>", dec: dXML, repair: rMissingOpenTag, trailer: "</function_calls>"})
 		// The families' markers are their own special tokens (and
@@ -270,6 +244,46 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, format, strings.Join(formatNames, ", "))
 	}
 	return ops, nil
+}
+
+// commonOpeners are the openers several formats take.
+type commonOpeners struct {
+	fence, hermesTag, granite opener
+	wrappers, harmony         []opener
+}
+
+func sharedOpeners(lenient bool) commonOpeners {
+	var c commonOpeners
+	c.fence = opener{marker: "```", kind: kFence, closer: "```", dec: dFence, repair: rCodeFence, tentative: true}
+	c.hermesTag = opener{marker: "<tool_call>", kind: kTag, closer: "</tool_call>", dec: dJSON, reopen: lenient}
+	if lenient {
+		c.hermesTag.dec = dToolCall
+	}
+	// Granite function-calling models write every call as
+	// "<function_call> {…}" and never close it: a repeat of the marker
+	// ends the block (reopen), as does what follows a complete value.
+	// (Not <tools>: Qwen2.5-Coder closes it, after one brace too many.)
+	c.wrappers = []opener{
+		{marker: "<function_call>", kind: kTag, closer: "</function_call>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true, reopen: true},
+		{marker: "<tools>", kind: kTag, closer: "</tools>", first: "{[", dec: dJSON, repair: rWrapperTag, tentative: true},
+	}
+	// Granite 3.x's own marker, followed by a JSON list of calls.
+	c.granite = opener{marker: "<|tool_call|>", kind: kPrefix, dec: dJSON, tentative: true}
+	if lenient {
+		c.granite.repair = rWrapperTag
+	}
+	c.harmony = []opener{
+		{marker: "<|channel|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
+		// gpt-oss's own rendering of a call in history puts the
+		// recipient in the header: <|start|>assistant to=functions.T<|channel|>…
+		{marker: "<|start|>", kind: kHarmony, closer: "<|call|>", dec: dHarmony, tentative: true},
+	}
+	return c
+}
+
+// bareObject opens a call object written without its opening marker.
+func bareObject(trailer string) opener {
+	return opener{marker: "{", kind: kValue, trailer: trailer, dec: dJSON, tentative: true, repair: rMissingOpenTag}
 }
 
 // tagOpeners gives one opener per registered tool for the tags format.
