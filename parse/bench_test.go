@@ -266,7 +266,7 @@ func soupPair(tb testing.TB, format string) (small, large string) {
 	emit := func(Event) {}
 	for i := 0; i < len(s); i++ {
 		p.Feed(s[i:i+1], emit)
-		if !p.inBlock && p.held == "" && p.rs == rsNone {
+		if !p.inBlock && p.held == "" && p.rs == rsNone && (!p.q.on || p.q.phase == qText) {
 			cut = i + 1
 		}
 	}

@@ -1,6 +1,9 @@
 package parse
 
-import "bytes"
+import (
+	"bytes"
+	"math"
+)
 
 // nameWindow bounds how far into a block the tool name is looked for while
 // it streams, so that looking costs O(1) per chunk.
@@ -50,8 +53,12 @@ type block struct {
 	jmode uint8
 	jend  int
 	// inValue: jmode 1 before jend, with the call start out (or no
-	// longer looked for): what Feed's fastest path needs.
-	inValue bool
+	// longer looked for): what Feed's lane needs. A lane chunk goes on
+	// to valueMayEnd when it has a byte of laneMask (valueMark) or
+	// takes buf past laneUntil (setLane).
+	inValue   bool
+	laneMask  uint8
+	laneUntil int
 	// How valueEnd finds the end of a jmode 1 value (see there). keys
 	// are the call object's keys, fast says the value can be read by
 	// the fast path; slow says it is tracked instead. seen is how far
@@ -334,6 +341,50 @@ func (b *block) valueEnd(eof, now bool) int {
 		b.slow = true
 	}
 	return b.track()
+}
+
+// setLane sets inValue to on and, when on, what sends a lane chunk on
+// to valueMayEnd: slow, a closing bracket (track); else a '<', or
+// proseAfterValue bytes after the last closing bracket (valueEnd).
+func (b *block) setLane(on bool) {
+	b.inValue = on
+	b.laneMask, b.laneUntil = markLess, math.MaxInt
+	if b.slow {
+		b.laneMask = markClosing
+	} else if b.lastClose > 0 {
+		b.laneUntil = b.lastClose + proseAfterValue
+	}
+}
+
+// laneOn turns Feed's lane on for a block whose call start is out, where
+// it can take the next chunks: inside a JSON value (setLane), or in a
+// block ended by its closing marker with no part of a marker pending,
+// when the closer (and the opener, where a repeat ends the block) starts
+// with '<': a chunk without one changes nothing but where findEnd looks
+// next (qwen3-coder's <tool_call>).
+func (b *block) laneOn() {
+	switch {
+	case b.jmode == 1 && b.jend == 0:
+		b.setLane(true)
+	case b.endLane():
+		b.inValue, b.laneMask, b.laneUntil = true, markLess, math.MaxInt
+	default:
+		b.inValue = false
+	}
+}
+
+// endLane: the block can take the end lane (laneOn).
+func (b *block) endLane() bool {
+	return b.scanFrom >= len(b.buf) && b.scanFrom > b.vstart && b.findsEnd() && b.op.closerB[0] == '<' &&
+		(!b.op.reopen || len(b.op.markerB) == 0 || b.op.markerB[0] == '<')
+}
+
+// closingAt notes a closing bracket that ends at n.
+func (b *block) closingAt(n int) {
+	b.lastClose = n
+	if !b.slow {
+		b.laneUntil = n + proseAfterValue
+	}
 }
 
 // proseAfterValue is how many bytes after a closing bracket valueEnd waits

@@ -1,6 +1,9 @@
 package parse
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 // The per-call fast path. Nearly every call a model writes in a JSON
 // format is plain JSON: {"name": "t", "arguments": {…}} with no repair
@@ -44,10 +47,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			if i >= len(s) || s[i] != '"' {
 				return dst, i, false
 			}
-			j := i + 1
-			for j < len(s) && plainByte[s[j]] {
-				j++
-			}
+			j := plainRun(s, i+1)
 			if j < len(s) && s[j] == '"' {
 				i = j + 1
 			} else if i, ok = stringEnd(s, i); !ok {
@@ -73,10 +73,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 		case c == '"':
 			// Most strings are plain ASCII to their quote: read
 			// here, stringEnd only for the others.
-			j := i + 1
-			for j < len(s) && plainByte[s[j]] {
-				j++
-			}
+			j := plainRun(s, i+1)
 			if j < len(s) && s[j] == '"' {
 				i = j + 1
 				break
@@ -215,6 +212,29 @@ func stringEnd[T text](s T, i int) (int, bool) {
 		}
 	}
 	return i, false
+}
+
+// plainRun returns the index of the first byte from s[j:] on that
+// plainByte does not mark (or len(s)), eight bytes a step where eight are
+// there: most strings of a call are plain to their closing quote.
+func plainRun[T text](s T, j int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; len(s)-j >= 8; j += 8 {
+		t := s[j : j+8]
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		// The lowest byte that is '"', '\\', below 0x20 or above
+		// 0x7f: each term's lowest set bit is exact (borrows only
+		// run upwards), so the OR's is the first such byte.
+		q, b := w^(lo*'"'), w^(lo*'\\')
+		if m := ((q-lo)&^q | (b-lo)&^b | (w - lo*0x20) | w) & hi; m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for j < len(s) && plainByte[s[j]] {
+		j++
+	}
+	return j
 }
 
 // plainByte marks the bytes of a JSON string that stringEnd skips without

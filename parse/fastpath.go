@@ -27,13 +27,45 @@ func (p *Parser) extendHeld(chunk string) bool {
 	return false
 }
 
-// valueMayEnd goes on from Feed's fastest path (block.inValue: inside a
-// call's JSON value, with its call start out), for a chunk appended at old
-// after which the value may have ended (valueEnd says when).
+// valueChunk goes on from Feed's lane (block.inValue: inside a call's
+// JSON value, with its call start out) for a chunk appended at old whose
+// bytes had the marks mark, or that went past laneUntil. Slow, only a
+// closing bracket can end the value (track); else a '<', or enough bytes
+// after the last closing bracket (valueEnd).
+func (p *Parser) valueChunk(old int, mark uint8, chunk string, emit func(Event)) {
+	b := &p.b
+	if mark&markClosing != 0 && (p.q.on || b.jmode == 1) {
+		b.closingAt(len(b.buf))
+	}
+	if mark&b.laneMask == 0 && len(b.buf) <= b.laneUntil {
+		return
+	}
+	switch {
+	case p.q.on:
+		p.emit = emit
+		if rest := p.quickArgsEnd(chunk); rest != "" {
+			p.quickFeed(rest)
+		}
+		p.flushText()
+		p.emit = nil
+	case b.jmode != 1:
+		// The end lane (laneOn): a '<' came. The lane's chunks
+		// before it had none, so findEnd need not look at them.
+		b.inValue = false
+		b.scanFrom = max(b.scanFrom, old)
+		p.blockChunkStep(old, chunk, true, emit)
+	default:
+		p.valueMayEnd(old, chunk, emit)
+	}
+}
+
+// valueMayEnd goes on from Feed's lane for a chunk appended at old after
+// which the value may have ended (valueEnd says when).
 func (p *Parser) valueMayEnd(old int, chunk string, emit func(Event)) {
 	b := &p.b
 	end := b.valueEnd(false, true)
 	if end < 0 {
+		b.setLane(true) // valueEnd may have made the block slow
 		return
 	}
 	b.jend, b.inValue = end, false
@@ -193,7 +225,7 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		if started {
 			end := b.valueEnd(false, false)
 			if end < 0 {
-				b.inValue = true
+				b.setLane(true)
 				return true
 			}
 			b.jend = end
@@ -217,6 +249,7 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		}
 		if !hit {
 			b.scanFrom = len(b.buf)
+			b.laneOn()
 			return true
 		}
 	} else {
@@ -233,7 +266,7 @@ func (p *Parser) blockChunkStep(old int, chunk string, started bool, emit func(E
 	st, end := b.advance(old, false)
 	if st == stMore {
 		if started {
-			b.inValue = b.jmode == 1 && b.jend == 0
+			b.laneOn()
 			return
 		}
 	}
@@ -244,7 +277,7 @@ func (p *Parser) blockChunkStep(old int, chunk string, started bool, emit func(E
 	p.flushText()
 	p.emit = nil
 	if p.inBlock && (b.startSent || b.earlyDone) {
-		b.inValue = b.jmode == 1 && b.jend == 0
+		b.laneOn()
 	}
 }
 
@@ -266,8 +299,9 @@ var valueMark = func() (t [256]uint8) {
 // copyMarked copies chunk into dst and returns the OR of the marks of its
 // bytes: one loop where copy and a scan would be two.
 func copyMarked(dst []byte, chunk string, marks *[256]uint8) uint8 {
+	dst = dst[:len(chunk)]
 	var m uint8
-	for i := 0; i < len(chunk) && i < len(dst); i++ {
+	for i := 0; i < len(chunk); i++ {
 		c := chunk[i]
 		dst[i] = c
 		m |= marks[c]

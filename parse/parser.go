@@ -68,6 +68,16 @@ type Parser struct {
 	scratch []dcall
 	// arena holds the Raw text and arguments of emitted calls.
 	arena arena
+
+	// q is the quick cycle (quick.go); noQuick keeps it off (tests
+	// compare it with the general path). drop: the general path is
+	// to leave out the next call start of call dropN, which quick sent.
+	// quickCalls counts the calls quick emitted (tests, profiles).
+	q          quick
+	noQuick    bool
+	quickCalls int
+	drop       bool
+	dropN      int
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
@@ -116,31 +126,80 @@ func (p *Parser) Reset() {
 	p.bare = p.bareOp != nil
 	p.fenced = false
 	p.b.reset(nil, 0)
+	p.q = quick{}
+	p.drop = false
 }
 
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
-	if b := &p.b; b.inValue {
-		// Inside a call's JSON value with its call start out, the
-		// bulk of call-dense output: the bytes are appended, and
-		// only a chunk after which the value may have ended (a
-		// closing bracket or a '<') goes further.
-		if old, n := len(b.buf), len(b.buf)+len(chunk); n <= cap(b.buf) {
-			b.buf = b.buf[:n]
-			p.pos += len(chunk)
-			mark := copyMarked(b.buf[old:], chunk, &valueMark)
-			if mark&markClosing != 0 {
-				b.lastClose = n
-			}
-			// Slow, only a closing bracket can end the value
-			// (track); else a '<', or enough bytes after the last
-			// closing bracket (valueEnd).
-			if b.slow && mark&markClosing != 0 || !b.slow && (mark&markLess != 0 || b.lastClose > 0 && n-b.lastClose > proseAfterValue) {
-				p.valueMayEnd(old, chunk, emit)
-			}
-			return
+	// Inside a call's JSON value with its call start out, the bulk of
+	// call-dense output, the bytes are only appended. A chunk after
+	// which the value may have ended goes on to valueChunk.
+	if b := &p.b; b.inValue && len(b.buf)+len(chunk) <= cap(b.buf) {
+		old := len(b.buf)
+		b.buf = b.buf[:old+len(chunk)]
+		p.pos += len(chunk)
+		// copyMarked, four bytes a step: a token is a few bytes.
+		dst := b.buf[old:]
+		dst = dst[:len(chunk)]
+		var mark uint8
+		i := 0
+		for ; len(chunk)-i >= 4; i += 4 {
+			s, d := chunk[i:i+4], dst[i:i+4]
+			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
+			mark |= valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]]
 		}
+		for ; i < len(chunk); i++ {
+			c := chunk[i]
+			dst[i] = c
+			mark |= valueMark[c]
+		}
+		if mark != 0 || len(b.buf) > b.laneUntil {
+			p.valueChunk(old, mark, chunk, emit)
+		}
+		return
+	}
+	if q := &p.q; q.on {
+		// The quick cycle's lane: a chunk inside the framing, as
+		// learned, only goes into the block.
+		// learned, or inside the tool name, only goes into the block.
+		if b := &p.b; len(b.buf)+len(chunk) <= cap(b.buf) {
+			old := len(b.buf)
+			dst := b.buf[old : old+len(chunk)]
+			if len(chunk) < len(q.want)-q.k {
+				want := q.want[q.k : q.k+len(chunk)]
+				var diff byte
+				for i := 0; i < len(chunk) && i < len(dst) && i < len(want); i++ {
+					c := chunk[i]
+					dst[i] = c
+					diff |= c ^ want[i]
+				}
+				if diff == 0 {
+					b.buf = b.buf[:old+len(chunk)]
+					q.k += len(chunk)
+					p.pos += len(chunk)
+					return
+				}
+			} else if q.phase == qName && old+len(chunk)-len(q.open) <= maxQuickName {
+				plain := true
+				for i := 0; i < len(chunk) && i < len(dst); i++ {
+					c := chunk[i]
+					dst[i] = c
+					plain = plain && plainByte[c]
+				}
+				if plain {
+					b.buf = b.buf[:old+len(chunk)]
+					p.pos += len(chunk)
+					return
+				}
+			}
+		}
+		p.emit = emit
+		p.quickFeed(chunk)
+		p.flushText()
+		p.emit = nil
+		return
 	}
 	// Only that path and blockChunkStep keep inValue: every other path
 	// may change what it stands for.
@@ -176,8 +235,9 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 // finished (accepted if its closing marker was only removed by a stop
 // sequence, a truncated error otherwise). The parser is then reset.
 func (p *Parser) Close(emit func(Event)) {
-	p.b.inValue = false
 	p.emit = emit
+	p.quickStop()
+	p.b.inValue = false
 	if p.rs != rsNone {
 		p.feedReasoning("", true)
 	}
@@ -206,7 +266,9 @@ func (p *Parser) text(s string) { p.textAs(s, p.part) }
 // flushText emits the gathered text; it runs before every other event
 // and at the end of Feed and Close.
 func (p *Parser) flushText() {
-	p.flushPend()
+	if len(p.pend) > 0 {
+		p.flushPend()
+	}
 	p.pieces = 0
 }
 
@@ -223,6 +285,16 @@ func (p *Parser) flushPend() {
 
 // event emits a call, call start or error, after the text before it.
 func (p *Parser) event(e Event) {
+	if p.drop {
+		// quickStop fed the general path a block whose call start
+		// quick had sent.
+		if p.ncalls != p.dropN {
+			p.drop = false
+		} else if e.Type == EventCallStart {
+			p.drop = false
+			return
+		}
+	}
 	p.flushText()
 	p.emit(e)
 }
@@ -244,6 +316,15 @@ func (p *Parser) feed(s string, eof bool) {
 		default:
 			if s == "" {
 				return
+			}
+			if p.q.on {
+				// A block finished in this feed started the quick
+				// cycle (learnQuick): it reads what follows.
+				if !eof {
+					p.quickFeed(s)
+					return
+				}
+				p.q.on = false
 			}
 			if p.bare {
 				var opened bool

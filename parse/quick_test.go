@@ -1,0 +1,160 @@
+package parse
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// quickCall is a call in the framing the quick cycle learns.
+func quickCall(name, args string) string {
+	return "<tool_call>\n{\"name\": \"" + name + "\", \"arguments\": " + args + "}\n</tool_call>"
+}
+
+// quickBase is three calls back to back: the first teaches quick the
+// framing, the other two go through it.
+var quickBase = quickCall("read_file", `{"path": "a.go", "limit": 5}`) + "\n" +
+	quickCall("get_weather", `{"city": "Paris"}`) + "\n" +
+	quickCall("read_file", `{"path": "b.go"}`) + "\n"
+
+// general parses in with the quick cycle off, in chunks of n (0: whole).
+func general(t *testing.T, format string, opts Options, in string, n int) []Event {
+	t.Helper()
+	p, err := New(format, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.noQuick = true
+	return merged(run(p, chunksOrWhole(in, n)))
+}
+
+func chunksOrWhole(in string, n int) []string {
+	if n > 0 {
+		return chunksOf(in, n)
+	}
+	return []string{in}
+}
+
+// quickRun parses in chunks of n (0: whole) and reports how many calls the
+// quick cycle emitted.
+func quickRun(t *testing.T, format string, opts Options, in string, n int) ([]Event, int) {
+	t.Helper()
+	p, err := New(format, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := chunksOrWhole(in, n)
+	var evs []Event
+	emit := func(e Event) { evs = append(evs, e) }
+	for _, c := range chunks {
+		p.Feed(c, emit)
+	}
+	quick := p.quickCalls
+	p.Close(emit)
+	return merged(evs), quick
+}
+
+// TestQuickCycle: on call-dense output the calls after the first go
+// through the quick cycle, with the events the general path gives.
+func TestQuickCycle(t *testing.T) {
+	for _, format := range []string{"hermes", "auto"} {
+		for _, opts := range []Options{{Tools: testTools}, {}, {Tools: testTools, Strict: true}} {
+			want := general(t, format, opts, quickBase, 0)
+			if calls := countCalls(want); calls != 3 {
+				t.Fatalf("%s: general path gave %d calls, want 3", format, calls)
+			}
+			for n := range 8 {
+				got, quick := quickRun(t, format, opts, quickBase, n)
+				if d := cmp.Diff(want, got); d != "" {
+					t.Fatalf("%s tools=%v strict=%v chunks of %d (-general +quick):\n%s", format, opts.Tools != nil, opts.Strict, n, d)
+				}
+				if quick != 2 {
+					t.Errorf("%s tools=%v chunks of %d: %d calls through the quick cycle, want 2", format, opts.Tools != nil, n, quick)
+				}
+			}
+		}
+	}
+}
+
+func countCalls(evs []Event) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == EventCall {
+			n++
+		}
+	}
+	return n
+}
+
+// TestQuickMatchesGeneral changes the second and third calls of quickBase
+// at every byte (another byte in its place, the byte left out, a byte put
+// before it): wherever the input leaves the learned framing, quick hands
+// over to the general path, and the events are those the general path
+// gives the same chunks. (That the general path gives every chunking the
+// same events is FuzzChunkInvariance's to check.)
+func TestQuickMatchesGeneral(t *testing.T) {
+	from := len(quickCall("read_file", `{"path": "a.go", "limit": 5}`))
+	edits := []string{"", " ", "\n", "<", ">", `"`, `\`, "{", "}", "[", ",", ":", "x", "é", "</tool_call>", "<tool_call>", "<|im_end|>"}
+	formats := []string{"hermes", "auto"}
+	if testing.Short() {
+		formats = formats[:1]
+	}
+	for _, format := range formats {
+		for _, opts := range []Options{{Tools: testTools}, {}} {
+			for i := from; i < len(quickBase); i++ {
+				for k, e := range edits {
+					variants := []string{quickBase[:i] + e + quickBase[i+1:]}
+					if k > 0 {
+						variants = append(variants, quickBase[:i]+e+quickBase[i:])
+					}
+					for _, in := range variants {
+						for _, n := range []int{0, 1, 2, 3, 4, 7} {
+							want := general(t, format, opts, in, n)
+							if got := reconstruct(want); got != in {
+								t.Fatalf("general path lost bytes of %q", in)
+							}
+							got, _ := quickRun(t, format, opts, in, n)
+							if d := cmp.Diff(want, got); d != "" {
+								t.Fatalf("%s tools=%v chunks of %d, input %q (-general +quick):\n%s", format, opts.Tools != nil, n, in, d)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQuickStopsAtEveryEnd: a stream cut anywhere in a quick cycle's call
+// ends as the general path ends it.
+func TestQuickStopsAtEveryEnd(t *testing.T) {
+	for cut := len(quickBase) / 3; cut <= len(quickBase); cut++ {
+		in := quickBase[:cut]
+		for _, n := range []int{0, 1, 4} {
+			want := general(t, "hermes", Options{Tools: testTools}, in, n)
+			got, _ := quickRun(t, "hermes", Options{Tools: testTools}, in, n)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("cut at %d, chunks of %d (-general +quick):\n%s", cut, n, d)
+			}
+		}
+	}
+}
+
+// TestQuickDenseInput: the benchmark's call-dense input goes through the
+// quick cycle after its first call, with the general path's events.
+func TestQuickDenseInput(t *testing.T) {
+	in := denseInput("hermes")
+	opts := Options{Tools: mustTools(denseTools)}
+	want := general(t, "hermes", opts, in, 4)
+	got, quick := quickRun(t, "hermes", opts, in, 4)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("(-general +quick):\n%s", d)
+	}
+	if quick != denseCalls-1 {
+		t.Fatalf("%d calls through the quick cycle, want %d", quick, denseCalls-1)
+	}
+	if !strings.Contains(in, "</tool_call>\n<tool_call>") {
+		t.Fatal("dense input changed shape")
+	}
+}
