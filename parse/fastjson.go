@@ -27,17 +27,20 @@ const maxFastDepth = 64
 // compactValue appends the JSON value at s[i:] to dst, compact, as
 // appendJSON would write the decoded value; it returns the index after
 // the value. ok is false when the value is not plain JSON, or not all
-// there. depth is the nesting the value is at; values nest at most
-// maxFastDepth deep.
+// there. Values nest at most maxFastDepth-1 deep.
 //
 // It is one loop, with the open containers kept as a bit stack (bit 0:
-// the innermost is an object), rather than a call per value; and it
+// the innermost is an object, above the highest a sentinel bit), rather
+// than a call per value, and as few variables as the loop can carry in
+// registers; and it
 // copies runs of the source between whitespace rather than token by
 // token: for the small objects calls carry, calls and appends per token
 // cost more than the bytes.
-func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bool) {
-	var objects uint64
-	open := 0
+func compactValue[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
+	if out, end, ok, flat := compactFlat(dst, s, i); flat {
+		return out, end, ok
+	}
+	stack := uint64(1)
 	from := i // s[from:i] is compact and not yet in dst
 	key := false
 	for {
@@ -47,7 +50,10 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			if i >= len(s) || s[i] != '"' {
 				return dst, i, false
 			}
-			j := plainRun(s, i+1)
+			j := i + 1
+			for j < len(s) && plainByte[s[j]] {
+				j++
+			}
 			if j < len(s) && s[j] == '"' {
 				i = j + 1
 			} else if i, ok = stringEnd(s, i); !ok {
@@ -66,7 +72,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 			key = false
 		}
 		// A value starts at s[i].
-		if i >= len(s) || depth+open > maxFastDepth {
+		if i >= len(s) {
 			return dst, i, false
 		}
 		switch c := s[i]; {
@@ -82,24 +88,22 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 				return dst, i, false
 			}
 		case c == '{' || c == '[':
-			if open == 63 {
+			if stack>>(maxFastDepth-1) != 0 {
 				return dst, i, false
 			}
 			closer := byte(']')
-			objects <<= 1
+			stack <<= 1
 			if c == '{' {
-				objects |= 1
+				stack |= 1
 				closer = '}'
 			}
-			open++
 			i++
 			if j := skipWS(s, i); j > i {
 				dst, from, i = append(dst, s[from:i]...), j, j
 			}
 			if i < len(s) && s[i] == closer {
 				i++
-				objects >>= 1
-				open--
+				stack >>= 1
 				break
 			}
 			key = c == '{'
@@ -123,7 +127,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 		// After a value: close what ends here, or go on to the next
 		// member.
 		for {
-			if open == 0 {
+			if stack == 1 {
 				return append(dst, s[from:i]...), i, true
 			}
 			if j := skipWS(s, i); j > i {
@@ -133,7 +137,7 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 				return dst, i, false
 			}
 			closer := byte(']')
-			if objects&1 != 0 {
+			if stack&1 != 0 {
 				closer = '}'
 			}
 			if c := s[i]; c == ',' {
@@ -141,14 +145,13 @@ func compactValue[T text](dst []byte, s T, i, depth int) (_ []byte, _ int, ok bo
 				if j := skipWS(s, i); j > i {
 					dst, from, i = append(dst, s[from:i]...), j, j
 				}
-				key = objects&1 != 0
+				key = stack&1 != 0
 				break
 			} else if c != closer {
 				return dst, i, false
 			}
 			i++
-			objects >>= 1
-			open--
+			stack >>= 1
 		}
 	}
 }
@@ -332,7 +335,7 @@ func readFastObject[T text](a *arena, s T, i int, keys objectKeys) (fastObject, 
 			}
 			// The compact form is never longer than the source
 			// (the object and what follows it in the block).
-			if f.args, j, ok = compactValue(a.room(len(s)-j), s, j, 0); !ok {
+			if f.args, j, ok = compactValue(a.room(len(s)-j), s, j); !ok {
 				return f, false
 			}
 			f.args = a.keep(f.args)

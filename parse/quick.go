@@ -110,7 +110,7 @@ func (p *Parser) learnQuick(raw string, c dcall, extra repairs) {
 	if argsFrom >= len(raw) || raw[argsFrom] != '{' {
 		return
 	}
-	args, argsTo, ok := compactValue(p.arena.room(len(raw)-argsFrom), raw, argsFrom, 0)
+	args, argsTo, ok := compactValue(p.arena.room(len(raw)-argsFrom), raw, argsFrom)
 	if !ok || string(args) != string(c.args) {
 		return
 	}
@@ -280,7 +280,7 @@ func (p *Parser) quickArgsEnd(s string) string {
 		p.quickStop()
 		return ""
 	}
-	args, j, ok := compactValue(p.arena.room(len(b.buf)-q.argsFrom), b.buf, q.argsFrom, 0)
+	args, j, ok := compactValue(p.arena.room(len(b.buf)-q.argsFrom), b.buf, q.argsFrom)
 	after := b.buf[j:]
 	n := matched(q.tail, after)
 	if !ok || n < len(after) && n < len(q.tail) || len(after)-len(q.tail) > len(s) {

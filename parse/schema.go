@@ -204,7 +204,7 @@ func (p *Parser) appendTyped(dst []byte, pt paramTypes, tool, name, raw string) 
 	if types&(tArray|tObject) != 0 && t != "" && (t[0] == '[' && types&tArray != 0 || t[0] == '{' && types&tObject != 0) {
 		// Plain JSON is copied compact; anything else goes through
 		// relaxed, with its repairs.
-		if out, end, ok := compactValue(dst, t, 0, 0); ok && end == len(t) {
+		if out, end, ok := compactValue(dst, t, 0); ok && end == len(t) {
 			return out, nil
 		}
 		r := relaxed{s: t, strict: p.opts.Strict}
