@@ -56,8 +56,10 @@ type quick struct {
 	// compacted arguments, in the arena.
 	nameTo, argsFrom int
 	args             []byte
-	// started: quick emitted the current block's call start.
+	// started: quick emitted the current block's call start; tool is
+	// the catalog entry of the last name quick looked up.
 	started bool
+	tool    *toolSchema
 }
 
 // maxQuickName bounds a name quick reads; longer ones go the general way.
@@ -205,13 +207,16 @@ func (p *Parser) quickFeed(s string) {
 				break
 			}
 			cname := ""
-			if p.tools != nil {
-				t := p.tools[string(name)]
-				if t == nil {
+			if t := q.tool; t != nil && t.name == string(name) {
+				// Call-dense output calls one tool again and
+				// again: a compare instead of a lookup.
+				cname = t.name
+			} else if p.tools != nil {
+				if t = p.tools[string(name)]; t == nil {
 					p.quickStop()
 					break
 				}
-				cname = t.name
+				q.tool, cname = t, t.name
 			} else {
 				cname = string(name)
 			}
