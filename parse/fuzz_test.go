@@ -150,6 +150,16 @@ func FuzzChunkInvariance(f *testing.F) {
 			}
 		}
 	}
+	// Call-dense output in the formats the quick cycle reads, with and
+	// without the catalog.
+	for k, in := range []string{quickBase, denseInput("hermes")[:1200]} {
+		for _, format := range []string{"hermes", "auto"} {
+			for _, flags := range []uint8{0x00, 0x20} {
+				mode, seed := fuzzMode(format, flags, uint64(k))
+				f.Add(in, seed, mode)
+			}
+		}
+	}
 	tools := fuzzTools(f)
 	fixture := fixtureTools(f)
 	f.Fuzz(func(t *testing.T, text string, seed uint64, mode uint8) {
@@ -178,6 +188,12 @@ func FuzzChunkInvariance(f *testing.F) {
 		chunked := merged(run(newParser(), randomChunks(text, seed)))
 		if d := cmp.Diff(whole, chunked); d != "" {
 			t.Fatalf("%s strict=%v tools=%v think_open=%v: chunked events differ (-whole +chunked):\n%s", format, opts.Strict, opts.Tools != nil, opts.ThinkOpen, d)
+		}
+		// The quick cycle (quick.go) is a shortcut, never a change.
+		general := newParser()
+		general.noQuick = true
+		if d := cmp.Diff(merged(run(general, []string{text})), whole); d != "" {
+			t.Fatalf("%s strict=%v tools=%v: the quick cycle changed the events (-general +quick):\n%s", format, opts.Strict, opts.Tools != nil, d)
 		}
 	})
 }

@@ -94,30 +94,30 @@ func countCalls(evs []Event) int {
 // gives the same chunks. (That the general path gives every chunking the
 // same events is FuzzChunkInvariance's to check.)
 func TestQuickMatchesGeneral(t *testing.T) {
+	// The second call and the text after it: the third shows that
+	// quick starts again after the general path read a call.
 	from := len(quickCall("read_file", `{"path": "a.go", "limit": 5}`))
-	edits := []string{"", " ", "\n", "<", ">", `"`, `\`, "{", "}", "[", ",", ":", "x", "é", "</tool_call>", "<tool_call>", "<|im_end|>"}
-	formats := []string{"hermes", "auto"}
-	if testing.Short() {
-		formats = formats[:1]
-	}
-	for _, format := range formats {
-		for _, opts := range []Options{{Tools: testTools}, {}} {
-			for i := from; i < len(quickBase); i++ {
-				for k, e := range edits {
-					variants := []string{quickBase[:i] + e + quickBase[i+1:]}
-					if k > 0 {
-						variants = append(variants, quickBase[:i]+e+quickBase[i:])
-					}
-					for _, in := range variants {
-						for _, n := range []int{0, 1, 2, 3, 4, 7} {
-							want := general(t, format, opts, in, n)
-							if got := reconstruct(want); got != in {
-								t.Fatalf("general path lost bytes of %q", in)
-							}
-							got, _ := quickRun(t, format, opts, in, n)
-							if d := cmp.Diff(want, got); d != "" {
-								t.Fatalf("%s tools=%v chunks of %d, input %q (-general +quick):\n%s", format, opts.Tools != nil, n, in, d)
-							}
+	to := from + len(quickCall("get_weather", `{"city": "Paris"}`)) + 2
+	edits := []string{"", " ", "\n", "<", `"`, `\`, "{", "}", "[", ",", "x", "é", "</tool_call>", "<tool_call>"}
+	for _, c := range []struct {
+		format string
+		opts   Options
+	}{{"hermes", Options{Tools: testTools}}, {"hermes", Options{}}, {"auto", Options{Tools: testTools}}} {
+		for i := from; i < to; i++ {
+			for k, e := range edits {
+				variants := []string{quickBase[:i] + e + quickBase[i+1:]}
+				if k > 0 {
+					variants = append(variants, quickBase[:i]+e+quickBase[i:])
+				}
+				for _, in := range variants {
+					for _, n := range []int{0, 1, 4, 7} {
+						want := general(t, c.format, c.opts, in, n)
+						if got := reconstruct(want); got != in {
+							t.Fatalf("general path lost bytes of %q", in)
+						}
+						got, _ := quickRun(t, c.format, c.opts, in, n)
+						if d := cmp.Diff(want, got); d != "" {
+							t.Fatalf("%s tools=%v chunks of %d, input %q (-general +quick):\n%s", c.format, c.opts.Tools != nil, n, in, d)
 						}
 					}
 				}
