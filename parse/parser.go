@@ -161,6 +161,14 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		return
 	}
 	if q := &p.q; q.on {
+		if q.phase == qText && !p.tab.anyFirst(chunk) {
+			// Prose between calls, as below.
+			p.pos += len(chunk)
+			if chunk != "" {
+				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+			}
+			return
+		}
 		// The quick cycle's lane: a chunk inside the framing, as
 		// learned, only goes into the block.
 		// learned, or inside the tool name, only goes into the block.
