@@ -145,10 +145,13 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		dst = dst[:len(chunk)]
 		var mark uint8
 		i := 0
-		for ; len(chunk)-i >= 4; i += 4 {
+		for len(chunk)-i >= 4 {
 			s, d := chunk[i:i+4], dst[i:i+4]
 			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
 			mark |= valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]]
+			if i += 4; i == len(chunk) {
+				break
+			}
 		}
 		for ; i < len(chunk); i++ {
 			c := chunk[i]
