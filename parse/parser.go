@@ -180,11 +180,19 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			dst := b.buf[old : old+len(chunk)]
 			if len(chunk) < len(q.want)-q.k {
 				want := q.want[q.k : q.k+len(chunk)]
-				var diff byte
-				for i := 0; i < len(chunk) && i < len(dst) && i < len(want); i++ {
+				diff, i := uint32(0), 0
+				if len(chunk) >= 4 && len(dst) >= 4 && len(want) >= 4 {
+					// Four bytes as one word: a token is a few bytes.
+					c, w, d := chunk[:4], want[:4], dst[:4]
+					d[0], d[1], d[2], d[3] = c[0], c[1], c[2], c[3]
+					diff = (uint32(c[0]) | uint32(c[1])<<8 | uint32(c[2])<<16 | uint32(c[3])<<24) ^
+						(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24)
+					i = 4
+				}
+				for ; i < len(chunk) && i < len(dst) && i < len(want); i++ {
 					c := chunk[i]
 					dst[i] = c
-					diff |= c ^ want[i]
+					diff |= uint32(c ^ want[i])
 				}
 				if diff == 0 {
 					b.buf = b.buf[:old+len(chunk)]
