@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/model/parsers"
@@ -349,5 +350,68 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	if c := cap(p.b.buf); c > 4*len(call) {
 		t.Fatalf("block buffer %d bytes for calls of %d", c, len(call))
+	}
+}
+
+// BenchmarkVsOllamaPaired runs ours and Ollama's parser alternately, op by
+// op, on the inputs of BenchmarkVsOllama in 4-byte chunks, and reports the
+// wall time of each (ours-ns/op, ollama-ns/op) and their ratio (x). On a
+// shared machine the speed drifts by tens of percent within seconds; run
+// back to back, one benchmark can get the fast seconds and the other the
+// slow ones, while alternate ops meet the same drift.
+func BenchmarkVsOllamaPaired(b *testing.B) {
+	for _, c := range []struct{ ours, ollama string }{{"hermes", "qwen3"}, {"qwen3-coder", "qwen3-coder"}} {
+		inputs := []struct {
+			name, text string
+			tools      []chat.Tool
+		}{
+			{"", benchInput(b, c.ours, benchSize), corpusTools(b, "mikeveerman_raw.jsonl")},
+			{"dense/", denseInput(c.ours), mustTools(denseTools)},
+		}
+		for _, in := range inputs {
+			b.Run(c.ours+"/"+in.name+"chunk4", func(b *testing.B) {
+				p, err := New(c.ours, Options{Tools: in.tools})
+				if err != nil {
+					b.Fatal(err)
+				}
+				tools := ollamaTools(b, in.tools)
+				ours, theirs := 0, 0
+				emit := func(e Event) {
+					if e.Type == EventCall {
+						ours++
+					}
+				}
+				var tOurs, tTheirs time.Duration
+				b.ResetTimer()
+				for range b.N {
+					t0 := time.Now()
+					for i := 0; i < len(in.text); i += 4 {
+						p.Feed(in.text[i:min(i+4, len(in.text))], emit)
+					}
+					p.Close(emit)
+					t1 := time.Now()
+					op := parsers.ParserForName(c.ollama)
+					op.Init(tools, nil, &api.ThinkValue{Value: false})
+					for i := 0; i < len(in.text); i += 4 {
+						end := min(i+4, len(in.text))
+						_, _, cs, err := op.Add(in.text[i:end], end == len(in.text))
+						if err != nil {
+							b.Fatal(err)
+						}
+						theirs += len(cs)
+					}
+					t2 := time.Now()
+					tOurs += t1.Sub(t0)
+					tTheirs += t2.Sub(t1)
+				}
+				b.StopTimer()
+				if ours != theirs || ours == 0 {
+					b.Fatalf("%d calls parsed by ours, %d by Ollama's", ours, theirs)
+				}
+				b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "ours-ns/op")
+				b.ReportMetric(float64(tTheirs.Nanoseconds())/float64(b.N), "ollama-ns/op")
+				b.ReportMetric(float64(tTheirs)/float64(tOurs), "x")
+			})
+		}
 	}
 }
