@@ -353,13 +353,13 @@ func TestMemoryBounded(t *testing.T) {
 	}
 }
 
-// BenchmarkVsOllamaPaired runs ours and Ollama's parser alternately, op by
+// BenchmarkPairedWithOllama runs ours and Ollama's parser alternately, op by
 // op, on the inputs of BenchmarkVsOllama in 4-byte chunks, and reports the
 // wall time of each (ours-ns/op, ollama-ns/op) and their ratio (x). On a
 // shared machine the speed drifts by tens of percent within seconds; run
 // back to back, one benchmark can get the fast seconds and the other the
 // slow ones, while alternate ops meet the same drift.
-func BenchmarkVsOllamaPaired(b *testing.B) {
+func BenchmarkPairedWithOllama(b *testing.B) {
 	for _, c := range []struct{ ours, ollama string }{{"hermes", "qwen3"}, {"qwen3-coder", "qwen3-coder"}} {
 		inputs := []struct {
 			name, text string

@@ -59,6 +59,11 @@
 // keeps is the held-back marker prefix plus the call block being
 // assembled, never the whole output.
 //
+// Call-dense output is cheap too: once a plain call has been read, the
+// calls after it in the same framing are matched against that framing
+// byte for byte (the quick cycle, quick.go), and anything else hands over
+// to the general path, with the same events either way.
+//
 // A Parser is used by one goroutine at a time. Feed any chunking of the
 // model's output, then Close once at end of stream; after Close (or Reset)
 // the Parser can be reused for the next turn. emit is called synchronously,

@@ -3,11 +3,12 @@ package parse
 import "github.com/toolharness/toolharness/chat"
 
 // The paths Feed takes before the general one, for the chunks call-dense
-// output is made of: inside a call's JSON value (in Feed itself, then
-// valueMayEnd), inside a call block (feedBlockChunk: the name at the
-// object's start in nameChunk, the closing marker coming in), and a chunk
-// that continues a marker held back at the end of the last one
-// (extendHeld). Each leaves the parser in the state the general path
+// output is made of: Feed's lane (inside a call's JSON value, then
+// valueChunk and valueMayEnd; or, in a block that its closing marker ends,
+// a chunk without a '<': laneOn), the quick cycle's (quick.go), inside a
+// call block (feedBlockChunk: the name at the object's start in
+// nameChunk, the closing marker coming in), and a chunk that continues a
+// marker held back at the end of the last one (extendHeld). Each leaves the parser in the state the general path
 // would; the format tests run every case in chunks of 1 to 7 bytes, and
 // FuzzChunkInvariance any split, to hold them to that.
 

@@ -188,41 +188,7 @@ func (p *Parser) quickFeed(s string) {
 			p.inBlock = true
 			q.phase, q.want = qName, ""
 		case qName:
-			i := 0
-			for i < len(s) && plainByte[s[i]] {
-				i++
-			}
-			p.quickAppend(s[:i])
-			s = s[i:]
-			name := b.buf[len(q.open):]
-			if len(name) > maxQuickName {
-				p.quickStop()
-				break
-			}
-			if s == "" {
-				break
-			}
-			if s[0] != '"' || len(name) == 0 {
-				p.quickStop()
-				break
-			}
-			cname := ""
-			if t := q.tool; t != nil && t.name == string(name) {
-				// Call-dense output calls one tool again and
-				// again: a compare instead of a lookup.
-				cname = t.name
-			} else if p.tools != nil {
-				if t = p.tools[string(name)]; t == nil {
-					p.quickStop()
-					break
-				}
-				q.tool, cname = t, t.name
-			} else {
-				cname = string(name)
-			}
-			q.nameTo, q.started = len(b.buf), true
-			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: cname, Offset: b.start}})
-			q.phase, q.want, q.k = qMid, q.mid, 0
+			s = p.quickName(s)
 		case qMid:
 			n := matched(q.mid[q.k:], s)
 			p.quickAppend(s[:n])
@@ -268,6 +234,49 @@ func (p *Parser) quickFeed(s string) {
 	if s != "" {
 		p.feed(s, false)
 	}
+}
+
+// quickName reads the tool name from s and returns what follows it:
+// when its closing quote comes, the call start goes out, as nameChunk
+// would send it.
+func (p *Parser) quickName(s string) string {
+	q, b := &p.q, &p.b
+	i := 0
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	p.quickAppend(s[:i])
+	s = s[i:]
+	name := b.buf[len(q.open):]
+	if len(name) > maxQuickName {
+		p.quickStop()
+		return s
+	}
+	if s == "" {
+		return s
+	}
+	if s[0] != '"' || len(name) == 0 {
+		p.quickStop()
+		return s
+	}
+	cname := ""
+	if t := q.tool; t != nil && t.name == string(name) {
+		// Call-dense output calls one tool again and again: a
+		// compare instead of a lookup.
+		cname = t.name
+	} else if p.tools != nil {
+		if t = p.tools[string(name)]; t == nil {
+			p.quickStop()
+			return s
+		}
+		q.tool, cname = t, t.name
+	} else {
+		cname = string(name)
+	}
+	q.nameTo, q.started = len(b.buf), true
+	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: cname, Offset: b.start}})
+	q.phase, q.want, q.k = qMid, q.mid, 0
+	return s
 }
 
 // quickAppend adds s to the block.
