@@ -119,6 +119,10 @@ func (p *Parser) learnQuick(raw string, c dcall, extra repairs) {
 	if i, ok = expect(raw, skipWS(raw, argsTo), "}"); !ok || skipWS(raw, i) != len(raw)-len(o.closer) || !strings.HasSuffix(raw, o.closer) {
 		return
 	}
+	if strings.IndexByte(raw[argsTo:], '<') < 0 {
+		// Only a '<' makes quick read the arguments (Feed's lane).
+		return
+	}
 	open := raw[:nameFrom]
 	for k := range p.tab.ops {
 		// A longer marker that the framing's bytes would go on to
@@ -204,8 +208,15 @@ func (p *Parser) quickFeed(s string) {
 			b.slow, b.lastClose = false, 0
 			b.setLane(true)
 		case qArgs:
+			// Up to the first '<', where the arguments may end: the
+			// block takes no more of a large chunk than that.
+			n := strings.IndexByte(s, '<') + 1
+			if n == 0 {
+				n = len(s)
+			}
+			piece := s[:n]
 			old := len(b.buf)
-			p.quickAppend(s)
+			p.quickAppend(piece)
 			var mark uint8
 			for _, c := range b.buf[old:] {
 				mark |= valueMark[c]
@@ -214,9 +225,12 @@ func (p *Parser) quickFeed(s string) {
 				b.closingAt(len(b.buf))
 			}
 			if mark&markLess == 0 && len(b.buf) <= b.laneUntil {
-				return
+				s = s[n:]
+				break
 			}
-			s = p.quickArgsEnd(s)
+			// What follows the call, if the piece ended it, is the
+			// piece's end: s from there on.
+			s = s[n-len(p.quickArgsEnd(piece)):]
 		case qTail:
 			n := matched(q.tail[q.k:], s)
 			p.quickAppend(s[:n])
@@ -242,7 +256,7 @@ func (p *Parser) quickFeed(s string) {
 func (p *Parser) quickName(s string) string {
 	q, b := &p.q, &p.b
 	i := 0
-	for i < len(s) && plainByte[s[i]] {
+	for i < len(s) && i <= maxQuickName && plainByte[s[i]] {
 		i++
 	}
 	p.quickAppend(s[:i])

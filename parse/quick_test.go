@@ -158,3 +158,26 @@ func TestQuickDenseInput(t *testing.T) {
 		t.Fatal("dense input changed shape")
 	}
 }
+
+// TestQuickLargeChunk: fed call-dense output in one chunk, quick takes no
+// more of it into the block than a call (each call reading the rest of
+// the chunk would make the cost quadratic).
+func TestQuickLargeChunk(t *testing.T) {
+	in := denseInput("hermes")
+	p, err := New("hermes", Options{Tools: mustTools(denseTools)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	p.Feed(in, func(e Event) {
+		if e.Type == EventCall {
+			calls++
+		}
+	})
+	if c := cap(p.b.buf); c > 4<<10 {
+		t.Errorf("block buffer grew to %d bytes for calls of about 150", c)
+	}
+	if p.quickCalls != denseCalls-1 || calls != denseCalls {
+		t.Errorf("%d calls, %d through the quick cycle; want %d and %d", calls, p.quickCalls, denseCalls, denseCalls-1)
+	}
+}
