@@ -178,35 +178,24 @@ func (p *Parser) quickFeed(s string) {
 			}
 			q.phase, q.want, q.k, b.start = qOpen, q.open, 0, p.pos
 			b.buf = b.buf[:0]
-		case qOpen:
-			n := matched(q.open[q.k:], s)
-			p.quickAppend(s[:n])
-			q.k += n
-			s = s[n:]
-			if q.k < len(q.open) {
-				if s != "" {
-					p.quickStop()
-				}
+		case qOpen, qMid, qTail:
+			var done bool
+			if s, done = p.quickMatch(s); !done {
 				break
 			}
-			p.inBlock = true
-			q.phase, q.want = qName, ""
+			switch q.phase {
+			case qOpen:
+				p.inBlock = true
+				q.phase, q.want = qName, ""
+			case qMid:
+				q.argsFrom, q.phase, q.want = len(b.buf), qArgs, ""
+				b.slow, b.lastClose = false, 0
+				b.setLane(true)
+			case qTail:
+				p.quickCall()
+			}
 		case qName:
 			s = p.quickName(s)
-		case qMid:
-			n := matched(q.mid[q.k:], s)
-			p.quickAppend(s[:n])
-			q.k += n
-			s = s[n:]
-			if q.k < len(q.mid) {
-				if s != "" {
-					p.quickStop()
-				}
-				break
-			}
-			q.argsFrom, q.phase, q.want = len(b.buf), qArgs, ""
-			b.slow, b.lastClose = false, 0
-			b.setLane(true)
 		case qArgs:
 			// Up to the first '<', where the arguments may end: the
 			// block takes no more of a large chunk than that.
@@ -231,23 +220,29 @@ func (p *Parser) quickFeed(s string) {
 			// What follows the call, if the piece ended it, is the
 			// piece's end: s from there on.
 			s = s[n-len(p.quickArgsEnd(piece)):]
-		case qTail:
-			n := matched(q.tail[q.k:], s)
-			p.quickAppend(s[:n])
-			q.k += n
-			s = s[n:]
-			if q.k < len(q.tail) {
-				if s != "" {
-					p.quickStop()
-				}
-				break
-			}
-			p.quickCall()
 		}
 	}
 	if s != "" {
 		p.feed(s, false)
 	}
+}
+
+// quickMatch takes from s what continues the phase's framing string
+// (want) into the block; done says it is all there. A byte that differs
+// ends the cycle.
+func (p *Parser) quickMatch(s string) (rest string, done bool) {
+	q := &p.q
+	n := matched(q.want[q.k:], s)
+	p.quickAppend(s[:n])
+	q.k += n
+	s = s[n:]
+	if q.k < len(q.want) {
+		if s != "" {
+			p.quickStop()
+		}
+		return s, false
+	}
+	return s, true
 }
 
 // quickName reads the tool name from s and returns what follows it:
