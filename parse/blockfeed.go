@@ -158,6 +158,13 @@ func (p *Parser) early(old int) {
 		// Only the decoded block tells (finish).
 		return
 	}
+	if b.jmode == 1 && b.fast && !b.slow && b.leading == vNo && b.jend == 0 {
+		// A call object that does not start with its name, whose end
+		// is not known yet (valueEnd reads it at a '<'): a name found
+		// now may lie after the value ({}"name": …), so finish, which
+		// knows the value, sends the call start.
+		return
+	}
 	// A name the last look did not find can only be completed by the byte
 	// that ends it (the closing quote or '>'), so without one among the
 	// new bytes the window is not searched again: at 4-byte chunks this
