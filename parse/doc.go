@@ -76,6 +76,8 @@
 //     chunkings; their concatenation is the same.
 //   - EventCallStart: a call block was recognised and its tool name is known
 //     (Call.ID, Call.Name and Call.Offset are set), so a UI can show it early.
+//     A JSON call object that does not start with its name (the arguments
+//     first) has its call start when the object ends.
 //   - EventCall: a call is complete (its closing marker arrived). Call holds
 //     ID, Name, Arguments (a JSON object, keys in the model's order), Raw (the
 //     exact span, markers included), Offset and Repairs. A call that was
