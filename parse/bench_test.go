@@ -178,25 +178,36 @@ var denseTools = `[{"name":"read_file","description":"Read a file.","parameters"
 // of corpus prose with a call after each paragraph, and (dense) 2,000
 // calls back to back, where the per-call path is what costs.
 func BenchmarkVsOllama(b *testing.B) {
-	for _, c := range []struct{ ours, ollama string }{{"hermes", "qwen3"}, {"qwen3-coder", "qwen3-coder"}} {
-		inputs := []struct {
-			name, text string
-			tools      []chat.Tool
-		}{
-			{"", benchInput(b, c.ours, benchSize), corpusTools(b, "mikeveerman_raw.jsonl")},
-			{"dense/", denseInput(c.ours), mustTools(denseTools)},
-		}
-		for _, in := range inputs {
-			for _, chunk := range []int{4, 0} {
-				name := "chunk4"
-				if chunk == 0 {
-					name = "whole"
-				}
-				b.Run("ours/"+c.ours+"/"+in.name+name, func(b *testing.B) { benchParser(b, c.ours, in.text, chunk, in.tools) })
-				b.Run("ollama/"+c.ollama+"/"+in.name+name, func(b *testing.B) { benchOllamaTools(b, c.ollama, in.text, chunk, in.tools) })
+	for _, c := range vsOllamaCases(b) {
+		for _, chunk := range []int{4, 0} {
+			name := "chunk4"
+			if chunk == 0 {
+				name = "whole"
 			}
+			b.Run("ours/"+c.ours+"/"+c.input+name, func(b *testing.B) { benchParser(b, c.ours, c.text, chunk, c.tools) })
+			b.Run("ollama/"+c.ollama+"/"+c.input+name, func(b *testing.B) { benchOllamaTools(b, c.ollama, c.text, chunk, c.tools) })
 		}
 	}
+}
+
+// vsOllamaCase is an input that ours (format ours) and Ollama's parser
+// (ollama) read side by side: input names it in the benchmark.
+type vsOllamaCase struct {
+	ours, ollama, input, text string
+	tools                     []chat.Tool
+}
+
+// vsOllamaCases pairs hermes with Ollama's qwen3 parser and qwen3-coder
+// with its qwen3-coder parser, each on corpus prose with calls and on
+// call-dense output.
+func vsOllamaCases(b *testing.B) []vsOllamaCase {
+	var out []vsOllamaCase
+	for _, c := range []struct{ ours, ollama string }{{"hermes", "qwen3"}, {"qwen3-coder", "qwen3-coder"}} {
+		out = append(out,
+			vsOllamaCase{c.ours, c.ollama, "", benchInput(b, c.ours, benchSize), corpusTools(b, "mikeveerman_raw.jsonl")},
+			vsOllamaCase{c.ours, c.ollama, "dense/", denseInput(c.ours), mustTools(denseTools)})
+	}
+	return out
 }
 
 // BenchmarkLinear is a pair: the large input is 8× the small one; linear
@@ -360,58 +371,49 @@ func TestMemoryBounded(t *testing.T) {
 // back to back, one benchmark can get the fast seconds and the other the
 // slow ones, while alternate ops meet the same drift.
 func BenchmarkPairedWithOllama(b *testing.B) {
-	for _, c := range []struct{ ours, ollama string }{{"hermes", "qwen3"}, {"qwen3-coder", "qwen3-coder"}} {
-		inputs := []struct {
-			name, text string
-			tools      []chat.Tool
-		}{
-			{"", benchInput(b, c.ours, benchSize), corpusTools(b, "mikeveerman_raw.jsonl")},
-			{"dense/", denseInput(c.ours), mustTools(denseTools)},
-		}
-		for _, in := range inputs {
-			b.Run(c.ours+"/"+in.name+"chunk4", func(b *testing.B) {
-				p, err := New(c.ours, Options{Tools: in.tools})
-				if err != nil {
-					b.Fatal(err)
+	for _, in := range vsOllamaCases(b) {
+		b.Run(in.ours+"/"+in.input+"chunk4", func(b *testing.B) {
+			p, err := New(in.ours, Options{Tools: in.tools})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tools := ollamaTools(b, in.tools)
+			ours, theirs := 0, 0
+			emit := func(e Event) {
+				if e.Type == EventCall {
+					ours++
 				}
-				tools := ollamaTools(b, in.tools)
-				ours, theirs := 0, 0
-				emit := func(e Event) {
-					if e.Type == EventCall {
-						ours++
+			}
+			var tOurs, tTheirs time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				for i := 0; i < len(in.text); i += 4 {
+					p.Feed(in.text[i:min(i+4, len(in.text))], emit)
+				}
+				p.Close(emit)
+				t1 := time.Now()
+				op := parsers.ParserForName(in.ollama)
+				op.Init(tools, nil, &api.ThinkValue{Value: false})
+				for i := 0; i < len(in.text); i += 4 {
+					end := min(i+4, len(in.text))
+					_, _, cs, err := op.Add(in.text[i:end], end == len(in.text))
+					if err != nil {
+						b.Fatal(err)
 					}
+					theirs += len(cs)
 				}
-				var tOurs, tTheirs time.Duration
-				b.ResetTimer()
-				for range b.N {
-					t0 := time.Now()
-					for i := 0; i < len(in.text); i += 4 {
-						p.Feed(in.text[i:min(i+4, len(in.text))], emit)
-					}
-					p.Close(emit)
-					t1 := time.Now()
-					op := parsers.ParserForName(c.ollama)
-					op.Init(tools, nil, &api.ThinkValue{Value: false})
-					for i := 0; i < len(in.text); i += 4 {
-						end := min(i+4, len(in.text))
-						_, _, cs, err := op.Add(in.text[i:end], end == len(in.text))
-						if err != nil {
-							b.Fatal(err)
-						}
-						theirs += len(cs)
-					}
-					t2 := time.Now()
-					tOurs += t1.Sub(t0)
-					tTheirs += t2.Sub(t1)
-				}
-				b.StopTimer()
-				if ours != theirs || ours == 0 {
-					b.Fatalf("%d calls parsed by ours, %d by Ollama's", ours, theirs)
-				}
-				b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "ours-ns/op")
-				b.ReportMetric(float64(tTheirs.Nanoseconds())/float64(b.N), "ollama-ns/op")
-				b.ReportMetric(float64(tTheirs)/float64(tOurs), "x")
-			})
-		}
+				t2 := time.Now()
+				tOurs += t1.Sub(t0)
+				tTheirs += t2.Sub(t1)
+			}
+			b.StopTimer()
+			if ours != theirs || ours == 0 {
+				b.Fatalf("%d calls parsed by ours, %d by Ollama's", ours, theirs)
+			}
+			b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "ours-ns/op")
+			b.ReportMetric(float64(tTheirs.Nanoseconds())/float64(b.N), "ollama-ns/op")
+			b.ReportMetric(float64(tTheirs)/float64(tOurs), "x")
+		})
 	}
 }
