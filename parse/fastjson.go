@@ -182,12 +182,9 @@ func stringEnd[T text](s T, i int) (int, bool) {
 	j := i + 1
 	ascii := true
 	for j < len(s) {
-		// Most bytes of a string need no look: skip them a table
-		// lookup each.
-		for j < len(s) && plainByte[s[j]] {
-			j++
-		}
-		if j >= len(s) {
+		// Most bytes of a string need no look: skip them eight a
+		// step.
+		if j = plainRun(s, j); j >= len(s) {
 			break
 		}
 		c := s[j]
