@@ -59,16 +59,12 @@ func compactValue[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
 			} else if i, ok = stringEnd(s, i); !ok {
 				return dst, i, false
 			}
-			if j := skipWS(s, i); j > i {
-				dst, from, i = append(dst, s[from:i]...), j, j
-			}
+			dst, from, i = skipSpace(dst, s, from, i)
 			if i >= len(s) || s[i] != ':' {
 				return dst, i, false
 			}
 			i++
-			if j := skipWS(s, i); j > i {
-				dst, from, i = append(dst, s[from:i]...), j, j
-			}
+			dst, from, i = skipSpace(dst, s, from, i)
 			key = false
 		}
 		// A value starts at s[i].
@@ -98,9 +94,7 @@ func compactValue[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
 				closer = '}'
 			}
 			i++
-			if j := skipWS(s, i); j > i {
-				dst, from, i = append(dst, s[from:i]...), j, j
-			}
+			dst, from, i = skipSpace(dst, s, from, i)
 			if i < len(s) && s[i] == closer {
 				i++
 				stack >>= 1
@@ -130,9 +124,7 @@ func compactValue[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
 			if stack == 1 {
 				return append(dst, s[from:i]...), i, true
 			}
-			if j := skipWS(s, i); j > i {
-				dst, from, i = append(dst, s[from:i]...), j, j
-			}
+			dst, from, i = skipSpace(dst, s, from, i)
 			if i >= len(s) {
 				return dst, i, false
 			}
@@ -142,9 +134,7 @@ func compactValue[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
 			}
 			if c := s[i]; c == ',' {
 				i++
-				if j := skipWS(s, i); j > i {
-					dst, from, i = append(dst, s[from:i]...), j, j
-				}
+				dst, from, i = skipSpace(dst, s, from, i)
 				key = stack&1 != 0
 				break
 			} else if c != closer {

@@ -12,9 +12,7 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 	}
 	from := i // s[from:i] is compact and not yet in dst
 	i++
-	if i < len(s) && wsByte[s[i]] {
-		dst, from, i = append(dst, s[from:i]...), skipWS(s, i), skipWS(s, i)
-	}
+	dst, from, i = skipSpace(dst, s, from, i)
 	if i < len(s) && s[i] == '}' {
 		return append(dst, s[from:i+1]...), i + 1, true, true
 	}
@@ -32,42 +30,27 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 		} else if i, ok = stringEnd(s, i); !ok {
 			return dst, i, false, true
 		}
-		if i < len(s) && wsByte[s[i]] {
-			j := skipWS(s, i)
-			dst, from, i = append(dst, s[from:i]...), j, j
-		}
+		dst, from, i = skipSpace(dst, s, from, i)
 		if i >= len(s) || s[i] != ':' {
 			return dst, i, false, true
 		}
 		i++
-		if i < len(s) && wsByte[s[i]] {
-			j := skipWS(s, i)
-			dst, from, i = append(dst, s[from:i]...), j, j
-		}
+		dst, from, i = skipSpace(dst, s, from, i)
 		if i < len(s) && s[i] == '[' {
 			// A list of scalars.
 			i++
-			if i < len(s) && wsByte[s[i]] {
-				j := skipWS(s, i)
-				dst, from, i = append(dst, s[from:i]...), j, j
-			}
+			dst, from, i = skipSpace(dst, s, from, i)
 			if i < len(s) && s[i] != ']' {
 				for {
 					if i, ok = scalarEnd(s, i); !ok {
 						return dst, i, false, i >= len(s) || s[i] != '{' && s[i] != '['
 					}
-					if i < len(s) && wsByte[s[i]] {
-						j := skipWS(s, i)
-						dst, from, i = append(dst, s[from:i]...), j, j
-					}
+					dst, from, i = skipSpace(dst, s, from, i)
 					if i >= len(s) || s[i] != ',' {
 						break
 					}
 					i++
-					if i < len(s) && wsByte[s[i]] {
-						j := skipWS(s, i)
-						dst, from, i = append(dst, s[from:i]...), j, j
-					}
+					dst, from, i = skipSpace(dst, s, from, i)
 				}
 			}
 			if i >= len(s) || s[i] != ']' {
@@ -77,20 +60,14 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 		} else if i, ok = scalarEnd(s, i); !ok {
 			return dst, i, false, i >= len(s) || s[i] != '{'
 		}
-		if i < len(s) && wsByte[s[i]] {
-			j := skipWS(s, i)
-			dst, from, i = append(dst, s[from:i]...), j, j
-		}
+		dst, from, i = skipSpace(dst, s, from, i)
 		if i >= len(s) {
 			return dst, i, false, true
 		}
 		switch s[i] {
 		case ',':
 			i++
-			if i < len(s) && wsByte[s[i]] {
-				j := skipWS(s, i)
-				dst, from, i = append(dst, s[from:i]...), j, j
-			}
+			dst, from, i = skipSpace(dst, s, from, i)
 		case '}':
 			return append(dst, s[from:i+1]...), i + 1, true, true
 		default:
@@ -126,4 +103,14 @@ func scalarEnd[T text](s T, i int) (int, bool) {
 		return i + n, true
 	}
 	return i, false
+}
+
+// skipSpace skips the whitespace at s[i:], if any, first appending the
+// compact run s[from:i] before it to dst.
+func skipSpace[T text](dst []byte, s T, from, i int) ([]byte, int, int) {
+	if i < len(s) && wsByte[s[i]] {
+		j := skipWS(s, i)
+		return append(dst, s[from:i]...), j, j
+	}
+	return dst, from, i
 }
