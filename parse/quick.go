@@ -75,7 +75,7 @@ func (p *Parser) learnQuick(raw string, c dcall, extra repairs) {
 	keys, fast := p.fastKeys(o)
 	if p.noQuick || !fast || o.kind != kTag || o.tentative || o.syn != nil || o.closer == "" || extra != 0 ||
 		c.err != nil || c.repairs != 0 || !b.closed || b.reopened || b.trailed || !b.startSent ||
-		p.rs != rsNone || p.bare || p.fenced || p.tab != p.ctab || p.held != "" || len(p.pend) > 0 {
+		p.rs != rsNone || p.bare || p.fenced || p.tab != p.ctab {
 		return
 	}
 	if p.tools != nil && p.tools[c.name] == nil {
