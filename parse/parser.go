@@ -173,7 +173,6 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			return
 		}
 		// The quick cycle's lane: a chunk inside the framing, as
-		// learned, only goes into the block.
 		// learned, or inside the tool name, only goes into the block.
 		if b := &p.b; len(b.buf)+len(chunk) <= cap(b.buf) {
 			old := len(b.buf)
