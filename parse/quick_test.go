@@ -26,14 +26,7 @@ func general(t *testing.T, format string, opts Options, in string, n int) []Even
 		t.Fatal(err)
 	}
 	p.noQuick = true
-	return merged(run(p, chunksOrWhole(in, n)))
-}
-
-func chunksOrWhole(in string, n int) []string {
-	if n > 0 {
-		return chunksOf(in, n)
-	}
-	return []string{in}
+	return merged(run(p, chunked(in, n)))
 }
 
 // quickRun parses in chunks of n (0: whole) and reports how many calls the
@@ -44,7 +37,7 @@ func quickRun(t *testing.T, format string, opts Options, in string, n int) ([]Ev
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunks := chunksOrWhole(in, n)
+	chunks := chunked(in, n)
 	var evs []Event
 	emit := func(e Event) { evs = append(evs, e) }
 	for _, c := range chunks {
