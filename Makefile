@@ -9,10 +9,16 @@ TEST_FLAGS ?= -race -timeout 40m -count=1
 # this toolchain from the module proxy on first use (about 10 s).
 export GOTOOLCHAIN ?= go1.27.3
 
+# Where `make ollama` and `make llamacpp` keep what they build: outside the clone, so
+# that a fresh clone on the same machine (CI) reuses it.
+export TOOLHARNESS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/toolharness
 # The real Ollama the end-to-end tests start (built by `make ollama`).
-export TOOLHARNESS_OLLAMA_BIN ?= $(CURDIR)/.cache/ollama/bin/ollama
+export TOOLHARNESS_OLLAMA_BIN ?= $(TOOLHARNESS_CACHE)/ollama/bin/ollama
+# The real llama.cpp server and its source tree, whose models/ggml-vocab-*.gguf are the
+# real tokenizers of the test models (built by `make llamacpp`).
+export TOOLHARNESS_LLAMACPP_DIR ?= $(TOOLHARNESS_CACHE)/llamacpp
 
-.PHONY: all build vet test unit e2e bench fuzz ollama deps clean
+.PHONY: all build vet test unit e2e bench fuzz ollama llamacpp deps clean
 
 all: build
 
@@ -22,13 +28,14 @@ build:
 vet:
 	$(GO) vet ./...
 
-## test: everything CI runs: vet, unit tests with -race, end-to-end tests against a real Ollama.
-test: deps ollama vet unit e2e
+## test: everything CI runs: vet, unit tests with -race, end-to-end tests against a real
+## Ollama and a real llama.cpp server.
+test: deps ollama llamacpp vet unit e2e
 
 unit:
 	$(GO) test $(TEST_FLAGS) -skip '^TestE2E' ./...
 
-e2e: ollama
+e2e: ollama llamacpp
 	$(GO) test $(TEST_FLAGS) -run '^TestE2E' -v ./... 2>&1 | scripts/e2e-summary.sh
 
 bench:
@@ -45,6 +52,11 @@ ollama:
 ## deps: system packages the tests need (headless Chromium for the HTML report test).
 deps:
 	scripts/install-deps.sh
+
+## llamacpp: build llama.cpp's llama-server (from the pinned npm package node-llama-cpp)
+## into $(TOOLHARNESS_LLAMACPP_DIR) when it is missing (15-25 minutes on 2 cores, once).
+llamacpp:
+	scripts/install-llamacpp.sh
 
 clean:
 	rm -rf bin

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs Ollama v0.6.5 into the project-local cache (.cache/ollama/bin) when it
-# is missing. Newer tags do not build from the module proxy (missing vendored header).
+# Installs Ollama v0.6.5 into the build cache ($TOOLHARNESS_CACHE/ollama/bin, by
+# default ~/.cache/toolharness, so that a fresh clone on the same machine reuses it)
+# when it is missing. Newer tags do not build from the module proxy (missing vendored header).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version="${OLLAMA_VERSION:-v0.6.5}"
-dest="$PWD/.cache/ollama/bin"
+dest="${TOOLHARNESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toolharness}/ollama/bin"
 if [ -x "$dest/ollama" ] && [ "$(cat "$dest/.version" 2>/dev/null)" = "$version" ]; then
 	exit 0
 fi

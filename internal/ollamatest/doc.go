@@ -43,7 +43,7 @@
 // # Prerequisites and environment
 //
 //   - TOOLHARNESS_OLLAMA_BIN: the ollama binary (the Makefile sets it);
-//     else <module root>/.cache/ollama/bin/ollama; else ollama on PATH.
+//     else ~/.cache/toolharness/ollama/bin/ollama (CacheDir); else ollama on PATH.
 //     Missing: the test fails with "run `make ollama`" — never skips.
 //   - TOOLHARNESS_OLLAMA_HOST: use that running server instead of starting
 //     one; the tiny model is still created there through the API. Such a

@@ -189,8 +189,8 @@ func (s *Server) setUp(c config) error {
 	return nil
 }
 
-// FindBinary locates the ollama binary: $TOOLHARNESS_OLLAMA_BIN, else
-// <module root>/.cache/ollama/bin/ollama, else ollama on PATH.
+// FindBinary locates the ollama binary: $TOOLHARNESS_OLLAMA_BIN, else the one
+// `make ollama` builds (CacheDir()/ollama/bin/ollama), else ollama on PATH.
 func FindBinary() (string, error) {
 	if p := os.Getenv(EnvBin); p != "" {
 		if _, err := os.Stat(p); err != nil {
@@ -198,8 +198,8 @@ func FindBinary() (string, error) {
 		}
 		return p, nil
 	}
-	if root, err := moduleRoot(); err == nil {
-		p := filepath.Join(root, ".cache", "ollama", "bin", "ollama")
+	if dir, err := CacheDir(); err == nil {
+		p := filepath.Join(dir, "ollama", "bin", "ollama")
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
@@ -207,25 +207,25 @@ func FindBinary() (string, error) {
 	if p, err := exec.LookPath("ollama"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("ollamatest: no ollama binary: run `make ollama` (builds Ollama v0.6.5 into .cache/ollama/bin), " +
+	return "", errors.New("ollamatest: no ollama binary: run `make ollama` (builds Ollama v0.6.5 into ~/.cache/toolharness/ollama/bin), " +
 		"or set " + EnvBin + " to an ollama binary, or " + EnvHost + " to a running server")
 }
 
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
+// CacheDir is where `make ollama` and `make llamacpp` put what they build:
+// $TOOLHARNESS_CACHE, else $XDG_CACHE_HOME/toolharness, else ~/.cache/toolharness.
+// It lies outside the clone so that a fresh clone on the same machine reuses it.
+func CacheDir() (string, error) {
+	if d := os.Getenv("TOOLHARNESS_CACHE"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "toolharness"), nil
+	}
+	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("ollamatest: no cache directory: %w", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return filepath.Join(home, ".cache", "toolharness"), nil
 }
 
 func hostURL(host string) (string, error) {
