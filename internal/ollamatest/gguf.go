@@ -41,14 +41,30 @@ type ModelSpec struct {
 	Seed uint64
 	// ChatTemplate, when set, is written as tokenizer.chat_template (the
 	// Hugging Face Jinja template a GGUF carries; Ollama itself renders
-	// the Go TEMPLATE it was registered with).
+	// the Go TEMPLATE it was registered with). With a VocabFile and no
+	// ChatTemplate, the vocabulary's own template (if any) is kept.
 	ChatTemplate string
+	// VocabFile, when set, is a vocabulary GGUF (VocabFile("qwen2")) whose
+	// tokenizer the model carries instead of the byte vocabulary: tokens,
+	// types, merges, pre-tokenizer, special token ids and flags are copied
+	// as they are. The embedding and output matrices are then F16 (a
+	// 151,936-token vocabulary at 32 dimensions is 19 MB).
+	VocabFile string
 }
 
 // DefaultSpec is a two-layer model of about 450 KB.
 func DefaultSpec() ModelSpec {
 	return ModelSpec{EmbeddingLength: 64, HeadCount: 4, HeadCountKV: 2, FeedForward: 128,
 		Layers: 2, ContextLength: 8192, Seed: 1}
+}
+
+// VocabSpec is a two-layer model with the tokenizer of the vocabulary
+// GGUF at vocabFile. Its embeddings are 32-dimensional, so that the two
+// vocabulary-sized matrices stay small (19 MB for qwen2's 151,936 tokens):
+// load time and disk, not quality, matter for a random model.
+func VocabSpec(vocabFile string) ModelSpec {
+	return ModelSpec{EmbeddingLength: 32, HeadCount: 4, HeadCountKV: 2, FeedForward: 64,
+		Layers: 2, ContextLength: 8192, Seed: 1, VocabFile: vocabFile}
 }
 
 // f32s is tensor data in the little-endian float32 layout GGUF stores.
@@ -119,8 +135,12 @@ func WriteModel(path string, spec ModelSpec) error {
 	if err := spec.check(); err != nil {
 		return err
 	}
-	kv := metadata(spec)
-	ts := tensors(spec)
+	tok, err := spec.tokenizer()
+	if err != nil {
+		return err
+	}
+	kv := metadata(spec, tok)
+	ts := tensors(spec, tok)
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("ollamatest: %w", err)
@@ -146,14 +166,43 @@ func (s ModelSpec) check() error {
 	return nil
 }
 
+// tokenizer is what the weights and metadata need of a vocabulary: its
+// GGUF keys, its size, which tokens the model may sample by itself, and
+// whether the vocabulary-sized matrices are stored as F16.
+type tokenizer struct {
+	kv      ggml.KV
+	size    int
+	allowed func(id int) bool
+	f16     bool
+}
+
+// tokenizer is the byte vocabulary, or the one of spec.VocabFile.
+func (s ModelSpec) tokenizer() (tokenizer, error) {
+	if s.VocabFile == "" {
+		return tokenizer{kv: byteTokenizerKV(s), size: vocabSize, allowed: allowed}, nil
+	}
+	v, err := LoadVocab(s.VocabFile)
+	if err != nil {
+		return tokenizer{}, err
+	}
+	kv, err := v.metadata(s)
+	if err != nil {
+		return tokenizer{}, err
+	}
+	return tokenizer{kv: kv, size: len(v.Tokens), allowed: v.printable, f16: true}, nil
+}
+
 // metadata is the GGUF's key-value section: the llama hyperparameters and
-// a byte-level tokenizer.
-func metadata(spec ModelSpec) ggml.KV {
-	tokens, types := vocabulary()
+// the tokenizer's keys.
+func metadata(spec ModelSpec, tok tokenizer) ggml.KV {
+	fileType := uint32(0) // all F32
+	if tok.f16 {
+		fileType = 1 // mostly F16
+	}
 	kv := ggml.KV{
 		"general.architecture":                   "llama",
 		"general.name":                           "toolharness-tiny",
-		"general.file_type":                      uint32(0), // all F32
+		"general.file_type":                      fileType,
 		"llama.context_length":                   uint32(spec.ContextLength),
 		"llama.embedding_length":                 uint32(spec.EmbeddingLength),
 		"llama.block_count":                      uint32(spec.Layers),
@@ -163,16 +212,28 @@ func metadata(spec ModelSpec) ggml.KV {
 		"llama.attention.layer_norm_rms_epsilon": float32(1e-5),
 		"llama.rope.dimension_count":             uint32(spec.EmbeddingLength / spec.HeadCount),
 		"llama.rope.freq_base":                   float32(10000),
-		"llama.vocab_size":                       uint32(vocabSize),
-		"tokenizer.ggml.model":                   "gpt2",
-		"tokenizer.ggml.pre":                     "default",
-		"tokenizer.ggml.tokens":                  tokens,
-		"tokenizer.ggml.token_type":              types,
-		"tokenizer.ggml.merges":                  []string{},
-		"tokenizer.ggml.bos_token_id":            uint32(TokenEndOfText),
-		"tokenizer.ggml.eos_token_id":            uint32(TokenIMEnd),
-		"tokenizer.ggml.add_bos_token":           spec.AddBOS,
-		"tokenizer.ggml.add_eos_token":           false,
+		"llama.vocab_size":                       uint32(tok.size),
+	}
+	for k, v := range tok.kv {
+		kv[k] = v
+	}
+	return kv
+}
+
+// byteTokenizerKV is the byte-level tokenizer's keys: GPT-2 BPE with no
+// merges over the 256 bytes and three ChatML control tokens.
+func byteTokenizerKV(spec ModelSpec) ggml.KV {
+	tokens, types := vocabulary()
+	kv := ggml.KV{
+		"tokenizer.ggml.model":         "gpt2",
+		"tokenizer.ggml.pre":           "default",
+		"tokenizer.ggml.tokens":        tokens,
+		"tokenizer.ggml.token_type":    types,
+		"tokenizer.ggml.merges":        []string{},
+		"tokenizer.ggml.bos_token_id":  uint32(TokenEndOfText),
+		"tokenizer.ggml.eos_token_id":  uint32(TokenIMEnd),
+		"tokenizer.ggml.add_bos_token": spec.AddBOS,
+		"tokenizer.ggml.add_eos_token": false,
 	}
 	if spec.ChatTemplate != "" {
 		kv["tokenizer.chat_template"] = spec.ChatTemplate
@@ -186,19 +247,19 @@ func vocabulary() (tokens []string, types []int32) {
 	tokens = append(byteTokens(), "<|endoftext|>", "<|im_start|>", "<|im_end|>")
 	types = make([]int32, len(tokens))
 	for i := range types {
-		types[i] = 1 // normal
+		types[i] = typeNormal
 	}
 	for i := 256; i < len(types); i++ {
-		types[i] = 3 // control
+		types[i] = typeControl
 	}
 	return tokens, types
 }
 
 // tensors are the model's weights. They are drawn from spec.Seed in one
 // fixed order, so that a spec always writes the same file.
-func tensors(spec ModelSpec) []*ggml.Tensor {
+func tensors(spec ModelSpec, tok tokenizer) []*ggml.Tensor {
 	w := weights{rng: rand.New(rand.NewPCG(spec.Seed, 0x746f6f6c))}
-	ts := w.vocab(spec.EmbeddingLength)
+	ts := w.vocab(spec.EmbeddingLength, tok)
 	for l := 0; l < spec.Layers; l++ {
 		ts = w.appendLayer(ts, l, spec)
 	}
@@ -229,23 +290,24 @@ func ones(n int) f32s {
 // ffn_down for output 0 are zero, see appendLayer). The output matrix
 // turns it into a large negative logit for every token the model must not
 // sample.
-func (w weights) vocab(e int) []*ggml.Tensor {
-	embd := w.normal(e*vocabSize, 0.3)
-	for t := 0; t < vocabSize; t++ {
+func (w weights) vocab(e int, tok tokenizer) []*ggml.Tensor {
+	n := tok.size
+	embd := w.normal(e*n, 0.3)
+	for t := 0; t < n; t++ {
 		embd[t*e] = 1
 	}
-	out := w.normal(e*vocabSize, 0.3)
-	for t := 0; t < vocabSize; t++ {
+	out := w.normal(e*n, 0.3)
+	for t := 0; t < n; t++ {
 		out[t*e] = 0
-		if !allowed(t) {
+		if !tok.allowed(t) {
 			out[t*e] = -200
 		}
 	}
-	return []*ggml.Tensor{
-		tensor("token_embd.weight", embd, e, vocabSize),
-		tensor("output_norm.weight", ones(e), e),
-		tensor("output.weight", out, e, vocabSize),
+	embdT, outT := tensor("token_embd.weight", embd, e, n), tensor("output.weight", out, e, n)
+	if tok.f16 {
+		embdT, outT = tensorF16("token_embd.weight", embd, e, n), tensorF16("output.weight", out, e, n)
 	}
+	return []*ggml.Tensor{embdT, tensor("output_norm.weight", ones(e), e), outT}
 }
 
 // appendLayer appends the tensors of block l. The output projections are
@@ -280,6 +342,46 @@ func tensor(name string, data f32s, shape ...int) *ggml.Tensor {
 		s[i] = uint64(n)
 	}
 	return &ggml.Tensor{Name: name, Kind: uint32(ggml.TensorTypeF32), Shape: s, WriterTo: data}
+}
+
+// tensorF16 builds an F16 tensor from data.
+func tensorF16(name string, data f32s, shape ...int) *ggml.Tensor {
+	t := tensor(name, data, shape...)
+	t.Kind, t.WriterTo = uint32(ggml.TensorTypeF16), f16s(data)
+	return t
+}
+
+// f16s is tensor data in GGUF's little-endian IEEE half-precision layout.
+type f16s []float32
+
+func (d f16s) WriteTo(w io.Writer) (int64, error) {
+	b := make([]byte, 2*len(d))
+	for i, v := range d {
+		binary.LittleEndian.PutUint16(b[2*i:], half(v))
+	}
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// half rounds v to the nearest IEEE 754 half. Values below the smallest
+// normal half (6.1e-5) become zero: random weights of a test model lose
+// nothing that matters by it.
+func half(v float32) uint16 {
+	bits := math.Float32bits(v)
+	sign := uint16(bits>>16) & 0x8000
+	exp := int(bits>>23&0xff) - 127 + 15
+	mant := bits & 0x7fffff
+	switch {
+	case exp <= 0:
+		return sign
+	case exp >= 0x1f:
+		return sign | 0x7c00
+	}
+	h := uint32(exp)<<10 | mant>>13
+	if mant&0x1fff > 0x1000 || (mant&0x1fff == 0x1000 && h&1 == 1) {
+		h++ // round to nearest even; a carry into the exponent is right
+	}
+	return sign | uint16(h)
 }
 
 // TemplateModel writes the tiny model with chatTemplate as its
