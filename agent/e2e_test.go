@@ -244,7 +244,7 @@ func TestE2EChatSessionKVReuseOpenAI(t *testing.T) {
 // model whose num_ctx (4096) is too small for it: Ollama drops old
 // messages without a word, and the loop must say so.
 func TestE2ESilentTruncationIsReported(t *testing.T) {
-	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), bigContext())
+	srv := ollamatest.Start(t, ollamatest.WithOwnProcess(), bigContext(), ollamatest.WithParameters(map[string]any{"num_ctx": 4096}))
 	b, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", StallTimeout: time.Minute, Quirks: openai.OllamaQuirks()})
 	if err != nil {
 		t.Fatal(err)

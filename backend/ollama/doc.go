@@ -9,10 +9,12 @@
 //
 // What the package owns beyond the wire:
 //   - num_ctx is always set explicitly (Ollama's small default truncates
-//     the prompt from the front without a word), chosen from the prompt's
-//     size unless the caller sets Options.NumCtx, and a prompt that would
-//     not fit is refused with a KindContextOverflow error before sending;
-//     see budget.go for how tokens are bounded without a tokenizer.
+//     the prompt from the front without a word) and never changes within a
+//     session (each change reloads the model and drops its cache): the
+//     caller's Options.NumCtx, else the model's window capped at
+//     Config.MaxNumCtx (DefaultMaxNumCtx, 16384). A prompt that would not
+//     fit is refused with a KindContextOverflow error before sending; see
+//     budget.go for how tokens are bounded without a tokenizer.
 //   - the model's context window (/api/show, <arch>.context_length).
 //   - BOS: Ollama v0.6.5 tokenizes raw prompts with add_special and
 //     parse_special, so a model whose tokenizer adds BOS gets it twice when

@@ -278,10 +278,10 @@ func TestE2EContextBudget(t *testing.T) {
 			t.Fatalf("err = %v, prompt tokens %d", err, resp.Usage.PromptTokens)
 		}
 	})
-	t.Run("num_ctx chosen to fit", func(t *testing.T) {
-		small := newBackend(t, srv, Config{MinNumCtx: 256})
+	t.Run("num_ctx capped by MaxNumCtx", func(t *testing.T) {
+		small := newBackend(t, srv, Config{MaxNumCtx: 1024})
 		req := request(srv, backend.ModeRaw)
-		req.Prompt = strings.Repeat("z", 600) // bound 601 + 16 for output: num_ctx 1024
+		req.Prompt = strings.Repeat("z", 600) // bound 601 + 16 for output fits num_ctx 1024
 		req.Options.MaxTokens = 16
 		resp, err := small.Generate(ctxFor(t), req, nil)
 		if err != nil {

@@ -25,7 +25,13 @@ const (
 	DefaultStallTimeout  = 2 * time.Minute
 	DefaultAttempts      = 3
 	DefaultBackoff       = 250 * time.Millisecond
-	DefaultMinNumCtx     = 4096
+	// DefaultMaxNumCtx caps the num_ctx picked from a model's window. The
+	// KV cache Ollama allocates grows with num_ctx, not with the prompt:
+	// 16384 tokens is about 2 GiB at f16 for Llama-3.1-8B (128 KiB a
+	// token), 0.9 GiB for Qwen2.5-7B (56 KiB). A larger window costs that
+	// memory for the whole session; a smaller one refuses long sessions
+	// sooner. --num-ctx sets it per run.
+	DefaultMaxNumCtx     = 16384
 	DefaultOutputReserve = 1024
 	DefaultBytesPerToken = 2.0
 )
@@ -45,8 +51,9 @@ type Config struct {
 	Attempts int
 	// Backoff is the wait before the first retry; it doubles each retry.
 	Backoff time.Duration
-	// MinNumCtx is the smallest num_ctx the backend picks by itself.
-	MinNumCtx int
+	// MaxNumCtx caps the num_ctx the backend picks from the model's window
+	// when a request sets none (DefaultMaxNumCtx when 0); see budget.
+	MaxNumCtx int
 	// OutputReserve is the room kept for the reply when Options.MaxTokens
 	// is 0.
 	OutputReserve int
@@ -89,7 +96,7 @@ func New(cfg Config) (*Backend, error) {
 	cfg.StallTimeout = transport.Or(cfg.StallTimeout, DefaultStallTimeout)
 	cfg.Attempts = transport.Or(cfg.Attempts, DefaultAttempts)
 	cfg.Backoff = transport.Or(cfg.Backoff, DefaultBackoff)
-	cfg.MinNumCtx = transport.Or(cfg.MinNumCtx, DefaultMinNumCtx)
+	cfg.MaxNumCtx = transport.Or(cfg.MaxNumCtx, DefaultMaxNumCtx)
 	cfg.OutputReserve = transport.Or(cfg.OutputReserve, DefaultOutputReserve)
 	cfg.BytesPerToken = transport.Or(cfg.BytesPerToken, DefaultBytesPerToken)
 	return &Backend{cfg: cfg, client: api.NewClient(u, cfg.HTTPClient), models: map[string]ModelInfo{}}, nil

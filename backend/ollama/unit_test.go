@@ -17,6 +17,7 @@ import (
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/internal/transport"
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/internal/ollamatest"
 )
 
 func TestBudget(t *testing.T) {
@@ -32,12 +33,12 @@ func TestBudget(t *testing.T) {
 		want       int
 		overflowed bool
 	}{
-		{"small prompt gets the minimum", 100, backend.Options{}, 8192, 4096, false},
-		{"bound plus reserve doubles", 4000, backend.Options{}, 32768, 8192, false},
-		{"max tokens is the reserve", 4000, backend.Options{MaxTokens: 10}, 32768, 4096, false},
-		{"capped at the window", 50000, backend.Options{MaxTokens: 100}, 32768, 32768, false},
-		{"window smaller than the minimum", 10, backend.Options{MaxTokens: 10}, 2048, 2048, false},
-		{"unknown window", 10000, backend.Options{}, 0, 16384, false},
+		{"small prompt gets the window", 100, backend.Options{}, 8192, 8192, false},
+		{"large prompt gets the same", 14000, backend.Options{}, 8192, 8192, false},
+		{"window capped", 100, backend.Options{MaxTokens: 10}, 131072, DefaultMaxNumCtx, false},
+		{"beyond the cap by estimate", 50000, backend.Options{MaxTokens: 100}, 131072, 0, true},
+		{"small window", 10, backend.Options{MaxTokens: 10}, 2048, 2048, false},
+		{"unknown window", 10000, backend.Options{}, 0, DefaultMaxNumCtx, false},
 		{"caller's num_ctx kept when the estimate fits", 3000, backend.Options{NumCtx: 2048, MaxTokens: 8}, 8192, 2048, false},
 		{"caller's num_ctx refused", 5000, backend.Options{NumCtx: 2048, MaxTokens: 8}, 8192, 0, true},
 		{"beyond the window even by estimate", 100000, backend.Options{}, 32768, 0, true},
@@ -203,5 +204,35 @@ func TestGrammarUnsupported(t *testing.T) {
 	var e *backend.Error
 	if !errors.As(err, &e) || e.Kind != backend.KindUnsupported || !strings.Contains(e.Message, "grammar") {
 		t.Errorf("err %v; want unsupported, naming the grammar", err)
+	}
+}
+
+// TestNumCtxNeverGrows: one num_ctx for every prompt a session sends, from
+// the first to one too long for it, and the test server registers its
+// model with that same value (so its warm-up load is the only one).
+func TestNumCtxNeverGrows(t *testing.T) {
+	b, err := New(Config{Host: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window = 8192
+	for size := 100; ; size *= 2 {
+		got, err := b.budget(size, backend.Options{}, window)
+		if err != nil {
+			if !errors.Is(err, backend.ErrContextOverflow) || size < window {
+				t.Fatalf("prompt of %d bytes: %v", size, err)
+			}
+			break
+		}
+		if got != window {
+			t.Fatalf("prompt of %d bytes: num_ctx %d, want %d as for every other", size, got, window)
+		}
+	}
+	if ollamatest.MaxNumCtx != DefaultMaxNumCtx {
+		t.Errorf("ollamatest registers num_ctx capped at %d, the backend caps at %d", ollamatest.MaxNumCtx, DefaultMaxNumCtx)
+	}
+	spec := ollamatest.DefaultSpec()
+	if got := ollamatest.NumCtx(spec); got != SessionNumCtx(spec.ContextLength, 0) {
+		t.Errorf("ollamatest registers num_ctx %d, the backend sends %d", got, SessionNumCtx(spec.ContextLength, 0))
 	}
 }

@@ -46,7 +46,7 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "trace", Usage: "write one JSON line per generation to `FILE`"},
 		&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve every side-effecting tool call"},
 		&cli.BoolFlag{Name: "deny", Usage: "refuse every side-effecting tool call"},
-		&cli.IntFlag{Name: "num-ctx", Usage: "context window to request (Ollama num_ctx); 0 lets the backend size it"},
+		&cli.IntFlag{Name: "num-ctx", Usage: "context window (Ollama num_ctx), fixed for the session; 0: the model's window capped at 16384"},
 		&cli.IntFlag{Name: "max-tokens", Usage: "bound each generation to N tokens (0 = server default)"},
 		&cli.Float64Flag{Name: "temperature", Value: -1, DefaultText: "the server's", Usage: "sampling temperature"},
 		&cli.IntFlag{Name: "seed", DefaultText: "none", Usage: "sampling seed"},

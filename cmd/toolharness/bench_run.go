@@ -31,7 +31,7 @@ func liveFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "temperature", Value: 0, Usage: "sampling temperature"},
 		&cli.IntFlag{Name: "seed", Value: -1, Usage: "sampling seed (-1: server default)"},
 		&cli.IntFlag{Name: "max-tokens", Value: 512, Usage: "generated-token limit per attempt"},
-		&cli.IntFlag{Name: "num-ctx", Usage: "context window to request (Ollama num_ctx; 0: backend default)"},
+		&cli.IntFlag{Name: "num-ctx", Usage: "context window (Ollama num_ctx), one value per model for the run; 0: the model's window capped at 16384"},
 		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "retries after a parse or validation error, with the error fed back"},
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain output to the tools' JSON Schema where the server can (calls only for cases that expect calls)"},
 		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},

@@ -47,6 +47,10 @@ func Scripted(b backend.Backend, outputs ...string) *Script {
 // Script is the backend Scripted returns.
 type Script struct {
 	backend.Backend
+	// ReturnTokens asks for the generated ids on every request, also where
+	// the caller does not (a text-history session whose ids a test checks).
+	ReturnTokens bool
+
 	mu      sync.Mutex
 	outputs []string
 	next    int
@@ -65,6 +69,7 @@ func (s *Script) Generate(ctx context.Context, req backend.Request, onChunk func
 		return backend.Response{}, fmt.Errorf("llamacpptest: request %d already constrains its output; a scripted request cannot", i+1)
 	}
 	req.Grammar = Exactly(s.outputs[i])
+	req.ReturnTokens = req.ReturnTokens || s.ReturnTokens
 	return s.Backend.Generate(ctx, req, onChunk)
 }
 

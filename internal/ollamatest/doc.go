@@ -59,6 +59,13 @@
 //
 // # The tiny model
 //
+// WithSpec(VocabSpec(path)) serves instead a model with a real tokenizer
+// (VocabFile("qwen2"): llama.cpp's vocabulary files, unpacked by `make
+// llamacpp`), so that KV-cache reuse is measured on real BPE: merges
+// across what the harness wrote and what the model wrote, special tokens.
+// Its free output is printable ASCII too. The byte model below stays for
+// tests that need one token per byte.
+//
 // WriteModel writes a llama-architecture GGUF (DefaultSpec: 2 layers,
 // 64-dim embeddings, about 430 KB of F32 random weights) with Ollama's own
 // GGUF writer (github.com/ollama/ollama/fs/ggml). Its vocabulary is GPT-2
@@ -83,9 +90,9 @@
 //     e2e suites of this package and the backends take 6 min instead of
 //     24 s (measured at load average ~15 on 2 cores);
 //   - it declares context_length 8192 (ModelSpec.ContextLength) and is
-//     registered with num_ctx 4096 (the value backend/ollama picks for
-//     small prompts; every other num_ctx makes Ollama reload the model,
-//     about 0.3 s). ModelSpec.AddBOS makes the
+//     registered with num_ctx NumCtx(spec) = 8192, the value backend/ollama
+//     uses for it whatever the prompt (every other num_ctx makes Ollama
+//     reload the model). ModelSpec.AddBOS makes the
 //     tokenizer prepend <|endoftext|> to every raw prompt by itself;
 //   - WithParameters(map[string]any{"num_ctx": 32768}) registers it with
 //     other parameters (over these defaults) and under a name of its own.

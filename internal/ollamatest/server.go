@@ -59,7 +59,7 @@ func WithEnv(key, value string) Option { return func(c *config) { c.env[key] = v
 
 // WithParameters registers the model with these parameters (what a
 // Modelfile's PARAMETER lines set: num_ctx, temperature, stop, …) over the
-// defaults (stop <|im_end|>, num_ctx 4096, num_thread 1). A request's own
+// defaults (stop <|im_end|>, num_ctx NumCtx(spec), num_thread 1). A request's own
 // options still win; the parameters matter where a request cannot carry
 // them, as on /v1 (no num_ctx per request). The model then gets a name of
 // its own (Server.Model), so it never clashes with the default model on a
@@ -333,7 +333,7 @@ func (s *Server) register(ctx context.Context, spec ModelSpec, params map[string
 	}
 	sum := sha256.Sum256(data)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	name, merged, err := modelName(sum, params)
+	name, merged, err := modelName(sum, spec, params)
 	if err != nil {
 		return err
 	}
@@ -356,14 +356,22 @@ func (s *Server) register(ctx context.Context, spec ModelSpec, params map[string
 	return nil
 }
 
+// MaxNumCtx is backend/ollama.DefaultMaxNumCtx (that package's tests
+// check they agree; importing it here would make an import cycle of its
+// tests).
+const MaxNumCtx = 16384
+
+// NumCtx is the num_ctx a model of spec is registered with: what
+// backend/ollama picks for it when a request sets none (its window capped
+// at MaxNumCtx), so that the warm-up load is the session's only one
+// (Ollama reloads a model whenever num_ctx changes).
+func NumCtx(spec ModelSpec) int { return min(spec.ContextLength, MaxNumCtx) }
+
 // defaultParameters are the parameters the tiny model is registered with.
-func defaultParameters() map[string]any {
+func defaultParameters(spec ModelSpec) map[string]any {
 	return map[string]any{
-		"stop": []string{"<|im_end|>"},
-		// num_ctx 4096 is backend/ollama's default pick for small prompts:
-		// the same value keeps the warm-up load from being redone (Ollama
-		// reloads a model whenever num_ctx changes).
-		"num_ctx": 4096,
+		"stop":    []string{"<|im_end|>"},
+		"num_ctx": NumCtx(spec),
 		// num_thread 1: with two threads, llama.cpp's threads spin at a
 		// barrier after every op, which on a busy machine (tests of other
 		// packages running alongside) made generation 10-50x slower.
@@ -373,9 +381,9 @@ func defaultParameters() map[string]any {
 
 // modelName names the model after its GGUF (sum) and, when params are
 // given, after the parameters too, and returns the parameters to register.
-func modelName(sum [sha256.Size]byte, params map[string]any) (string, map[string]any, error) {
+func modelName(sum [sha256.Size]byte, spec ModelSpec, params map[string]any) (string, map[string]any, error) {
 	name := "toolharness-tiny:" + hex.EncodeToString(sum[:4])
-	merged := defaultParameters()
+	merged := defaultParameters(spec)
 	if len(params) == 0 {
 		return name, merged, nil
 	}

@@ -130,14 +130,14 @@ func TestServerEnvIsolates(t *testing.T) {
 func TestModelNameAndParameters(t *testing.T) {
 	var sum [32]byte
 	copy(sum[:], "0123456789abcdef0123456789abcdef")
-	def, params, err := modelName(sum, nil)
+	def, params, err := modelName(sum, DefaultSpec(), nil)
 	if err != nil || def != "toolharness-tiny:30313233" {
 		t.Fatalf("default name %q, %v", def, err)
 	}
-	if diff := cmp.Diff(map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 4096, "num_thread": 1}, params); diff != "" {
+	if diff := cmp.Diff(map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 8192, "num_thread": 1}, params); diff != "" {
 		t.Errorf("default parameters (-want +got):\n%s", diff)
 	}
-	big, params, err := modelName(sum, map[string]any{"num_ctx": 32768, "temperature": 0.5})
+	big, params, err := modelName(sum, DefaultSpec(), map[string]any{"num_ctx": 32768, "temperature": 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,13 +151,13 @@ func TestModelNameAndParameters(t *testing.T) {
 	var c config
 	WithParameters(map[string]any{"temperature": 0.5})(&c)
 	WithParameters(map[string]any{"num_ctx": 32768})(&c)
-	if again, _, _ := modelName(sum, c.params); again != big {
+	if again, _, _ := modelName(sum, DefaultSpec(), c.params); again != big {
 		t.Errorf("same parameters named %q and %q", big, again)
 	}
-	if other, _, _ := modelName(sum, map[string]any{"num_ctx": 16384}); other == big || other == def {
+	if other, _, _ := modelName(sum, DefaultSpec(), map[string]any{"num_ctx": 16384}); other == big || other == def {
 		t.Errorf("different parameters share the name %q", other)
 	}
-	if _, _, err := modelName(sum, map[string]any{"bad": func() {}}); err == nil {
+	if _, _, err := modelName(sum, DefaultSpec(), map[string]any{"bad": func() {}}); err == nil {
 		t.Error("unencodable parameter: no error")
 	}
 }
