@@ -110,10 +110,15 @@ type Response struct {
 	// server says which.
 	StopSequence string
 	Usage        Usage
-	// Tokens are the generated token ids, exactly covering Text, when the
-	// request asked for them and the backend could check that they do
-	// (nil otherwise: then Text is all there is).
+	// Tokens are the generated token ids, exactly covering Text (or its
+	// first TokenText bytes), when the request asked for them and the
+	// backend could check that they do (nil otherwise: then Text is all
+	// there is).
 	Tokens []int
+	// TokenText, when not 0, is how many bytes of Text the Tokens stand
+	// for: the rest of Text has no ids (a stream that skipped the ids of
+	// tokens ending inside a UTF-8 character).
+	TokenText int
 	// Notes say what the backend changed in the request on its way to the
 	// server (for example a rendered BOS stripped because the server adds
 	// its own), so that nothing the harness does is silent.

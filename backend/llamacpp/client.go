@@ -143,11 +143,15 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 	if err != nil {
 		return backend.Response{Notes: notes}, err
 	}
+	// A caller that takes no stream gets the whole answer at once, and
+	// with return_tokens every generated id: a stream sends none for a
+	// token that ends inside a UTF-8 character.
+	stream := !c.cfg.NonStreaming && !(onChunk == nil && req.ReturnTokens)
 	body := completionRequest{
 		Prompt:       sent,
-		Stream:       !c.cfg.NonStreaming,
+		Stream:       stream,
 		CachePrompt:  true,
-		ReturnTokens: req.ReturnTokens && c.cfg.NonStreaming, // a stream sends ids anyway
+		ReturnTokens: req.ReturnTokens && !stream, // a stream sends ids anyway
 		Stop:         req.Stop,
 		Temperature:  req.Options.Temperature,
 		TopK:         req.Options.TopK,
@@ -159,25 +163,28 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 	if n := req.Options.MaxTokens; n > 0 {
 		body.NPredict = &n
 	}
-	var resp backend.Response
+	var rep answer
 	err = c.retry().Do(ctx, func() error {
 		var err error
-		resp, err = c.complete(ctx, body, onChunk)
+		rep, err = c.complete(ctx, body, onChunk)
 		return err
 	})
+	resp := rep.Response
 	resp.Notes = notes
-	ids := resp.Tokens
 	resp.Tokens = nil
 	if err == nil && req.ReturnTokens {
 		// The generation itself succeeded: a check that fails costs only
 		// the ids (the turn goes back as text), never the answer.
-		exact, why, terr := c.exactTokens(ctx, ids, resp.Text)
+		exact, n, why, terr := c.exactTokens(ctx, rep.pieces, resp.Text)
 		if terr != nil {
-			why = fmt.Sprintf("could not check the generated token ids with /detokenize (%v)", terr)
+			why = fmt.Sprintf("could not check the generated token ids with /detokenize (%v): this turn goes back to the server as text", terr)
 		}
 		resp.Tokens = exact
+		if n < len(resp.Text) {
+			resp.TokenText = n
+		}
 		if why != "" {
-			resp.Notes = append(resp.Notes, why+": this turn goes back to the server as text")
+			resp.Notes = append(resp.Notes, why)
 		}
 	}
 	return resp, err

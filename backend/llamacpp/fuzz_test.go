@@ -29,7 +29,7 @@ func FuzzReadStream(f *testing.F) {
 		k := transport.Watch(context.Background(), Name, c.cfg.StallTimeout)
 		defer k.Stop()
 		var chunks []string
-		var resp backend.Response
+		var resp answer
 		out := transport.NewDelivery(time.Now(), func(s string) error {
 			chunks = append(chunks, s)
 			return nil

@@ -80,31 +80,92 @@ func (c *Client) detokenize(ctx context.Context, ids []int) (string, error) {
 // cuts from content.
 const maxTrailing = 8
 
-// exactTokens returns the prefix of ids whose text is exactly text, or
-// nil with the reason when there is none. The check is the server's own
+// exactTokens returns the ids that stand exactly for text, or for the
+// longest prefix of it they can, with the length of that prefix and, when
+// it is not the whole text, why. The check is the server's own
 // /detokenize: a streamed token that left an incomplete UTF-8 sequence
 // never appears in the stream, and a stop word may end inside a token,
 // so ids alone are not trusted. On SentencePiece vocabularies with
 // add_space_prefix, /detokenize drops the first piece's leading space,
 // which is accepted as a match (the ids stand for the text with it).
-func (c *Client) exactTokens(ctx context.Context, ids []int, text string) ([]int, string, error) {
+func (c *Client) exactTokens(ctx context.Context, pieces []idPiece, text string) ([]int, int, string, error) {
 	if text == "" {
-		return nil, "", nil // nothing generated, nothing to stand for
+		return nil, 0, "", nil // nothing generated, nothing to stand for
+	}
+	var ids []int
+	for _, p := range pieces {
+		ids = append(ids, p.ids...)
 	}
 	if len(ids) == 0 {
-		return nil, "the server returned no token ids", nil
+		return nil, 0, "the server returned no token ids: this turn goes back to the server as text", nil
 	}
+	whole, err := c.trailingMatch(ctx, ids, text)
+	if whole != nil || err != nil {
+		return whole, len(text), "", err
+	}
+	ids, n, err := c.exactPrefix(ctx, pieces, text)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	why := fmt.Sprintf("the %d generated token ids do not detokenize to the %d bytes of generated text", len(ids), len(text))
+	if n == 0 {
+		return nil, 0, why + ": this turn goes back to the server as text", nil
+	}
+	return ids, n, fmt.Sprintf("%s (the server sends no id for a token that ends inside a UTF-8 character): the first %d bytes go back as ids, the rest as text", why, n), nil
+}
+
+// trailingMatch is the ids, less up to maxTrailing at the end, whose text
+// is exactly text, or nil.
+func (c *Client) trailingMatch(ctx context.Context, ids []int, text string) ([]int, error) {
 	for drop := 0; drop <= maxTrailing && drop < len(ids); drop++ {
 		got, err := c.detokenize(ctx, ids[:len(ids)-drop])
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		if got == text || (strings.HasPrefix(text, " ") && got == text[1:]) {
-			return ids[:len(ids)-drop], "", nil
+		if sameText(got, text) {
+			return ids[:len(ids)-drop], nil
 		}
 		if len(got) < len(text)-1 {
 			break // dropping more ids only shortens it
 		}
 	}
-	return nil, fmt.Sprintf("the %d generated token ids do not detokenize to the %d bytes of generated text", len(ids), len(text)), nil
+	return nil, nil
+}
+
+// exactPrefix finds, by bisection over the pieces, the longest run of
+// pieces whose ids detokenize to exactly the text they came with: the
+// first piece that lacks ids (its text holds a split character's bytes)
+// spoils every longer run and none shorter. It returns those ids and the
+// length of their text.
+func (c *Client) exactPrefix(ctx context.Context, pieces []idPiece, text string) ([]int, int, error) {
+	idsOf := func(k int) []int {
+		var ids []int
+		for _, p := range pieces[:k] {
+			ids = append(ids, p.ids...)
+		}
+		return ids
+	}
+	lo, hi := 0, len(pieces) // pieces[:lo] match; pieces[:hi+1] do not, if hi < len
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		got, err := c.detokenize(ctx, idsOf(mid))
+		if err != nil {
+			return nil, 0, err
+		}
+		if end := pieces[mid-1].end; end <= len(text) && sameText(got, text[:end]) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo == 0 {
+		return nil, 0, nil
+	}
+	return idsOf(lo), pieces[lo-1].end, nil
+}
+
+// sameText reports whether /detokenize's got is want (less the leading
+// space a SentencePiece detokenizer drops).
+func sameText(got, want string) bool {
+	return got == want || (strings.HasPrefix(want, " ") && got == want[1:])
 }

@@ -94,19 +94,35 @@ func kindOfType(typ string, status int) backend.Kind {
 	return backend.KindServer
 }
 
+// answer is a /completion answer as read: the response and, in the order
+// they came, the ids of each piece of text.
+type answer struct {
+	backend.Response
+	pieces []idPiece
+}
+
+// idPiece is the ids one event carried and where the text it carried
+// ends in the whole text. A streamed token that ends inside a UTF-8
+// character gets no event: its bytes come with the next event, whose ids
+// are then fewer than its text.
+type idPiece struct {
+	end int
+	ids []int
+}
+
 // complete runs one /completion exchange, streamed or not.
-func (c *Client) complete(ctx context.Context, body completionRequest, onChunk func(string) error) (backend.Response, error) {
+func (c *Client) complete(ctx context.Context, body completionRequest, onChunk func(string) error) (answer, error) {
 	start := time.Now()
 	k := transport.Watch(ctx, Name, c.cfg.StallTimeout)
 	defer k.Stop()
 	hresp, err := c.do(k, http.MethodPost, "/completion", body)
 	if err != nil {
-		return backend.Response{}, err
+		return answer{}, err
 	}
 	defer hresp.Body.Close()
 	r := k.Reader(hresp.Body)
 	out := transport.NewDelivery(start, onChunk)
-	var resp backend.Response
+	var resp answer
 	// A server that answers a streamed request with one JSON document (an
 	// error, or a build that does not stream) is read as a whole answer.
 	if body.Stream && !strings.HasPrefix(hresp.Header.Get("Content-Type"), "application/json") {
@@ -130,7 +146,7 @@ func finish(last *completionChunk, resp *backend.Response) {
 	resp.StopSequence = last.stopSequence()
 }
 
-func (c *Client) readWhole(k *transport.Watchdog, r io.Reader, out *transport.Delivery, resp *backend.Response) error {
+func (c *Client) readWhole(k *transport.Watchdog, r io.Reader, out *transport.Delivery, resp *answer) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return fail(k, err, true, false)
@@ -146,14 +162,15 @@ func (c *Client) readWhole(k *transport.Watchdog, r io.Reader, out *transport.De
 		return err
 	}
 	resp.Tokens = last.Tokens
-	finish(&last, resp)
+	resp.pieces = []idPiece{{end: len(last.Content), ids: last.Tokens}}
+	finish(&last, &resp.Response)
 	return nil
 }
 
 // readStream reads the SSE stream: "data: {json}" lines, events separated
 // by a blank line; a line without its newline is never read as a line. The stream is complete only once a chunk says stop=true;
 // anything else ending it is a cut.
-func (c *Client) readStream(k *transport.Watchdog, r io.Reader, out *transport.Delivery, resp *backend.Response) error {
+func (c *Client) readStream(k *transport.Watchdog, r io.Reader, out *transport.Delivery, resp *answer) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var data []byte
 	pending := false
@@ -178,8 +195,11 @@ func (c *Client) readStream(k *transport.Watchdog, r io.Reader, out *transport.D
 			return false, err
 		}
 		resp.Tokens = append(resp.Tokens, ch.Tokens...)
+		if len(ch.Tokens) > 0 {
+			resp.pieces = append(resp.pieces, idPiece{end: len(out.Text()), ids: ch.Tokens})
+		}
 		if ch.Stop {
-			finish(&ch, resp)
+			finish(&ch, &resp.Response)
 			return true, nil
 		}
 		return false, nil

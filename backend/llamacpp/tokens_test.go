@@ -122,3 +122,47 @@ func TestNumCtxIsNotSilentlyIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitCharacterKeepsIDPrefix: a streamed answer whose "é" was
+// generated as two byte tokens gets no event for the first byte (the
+// server sends none for a token that ends inside a UTF-8 character), so
+// the ids are one short. The ids up to the split still stand for their
+// text exactly and are returned, with TokenText saying how far they go;
+// asked without a stream (no callback) the answer carries every id.
+func TestSplitCharacterKeepsIDPrefix(t *testing.T) {
+	const text = "caf\u00e9 ok"
+	for _, tt := range []struct {
+		name     string
+		onChunk  func(string) error
+		wantText int // TokenText
+	}{
+		{"streamed", func(string) error { return nil }, len("caf")},
+		{"no callback, not streamed", nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llamacpptest.New()
+			t.Cleanup(srv.Close)
+			gen := srv.Tok.Bytes(text) // é as its two bytes, which the tokenizer would not split
+			srv.Script(gen)
+			c, err := New(Config{BaseURL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Generate(context.Background(), backend.Request{Mode: backend.ModeRaw, Prompt: "hi", ReturnTokens: true}, tt.onChunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := gen
+			if tt.wantText > 0 {
+				want = gen[:tt.wantText]
+			}
+			if resp.Text != text || resp.TokenText != tt.wantText || !slices.Equal(resp.Tokens, want) {
+				t.Fatalf("text %q, TokenText %d, tokens %v; want TokenText %d, tokens %v (notes %q)",
+					resp.Text, resp.TokenText, resp.Tokens, tt.wantText, want, resp.Notes)
+			}
+			if tt.wantText > 0 && (len(resp.Notes) != 1 || !strings.Contains(resp.Notes[0], "the first 3 bytes go back as ids, the rest as text")) {
+				t.Errorf("notes %q", resp.Notes)
+			}
+		})
+	}
+}

@@ -113,8 +113,9 @@ type wireResponse struct {
 	StopSequence string    `json:"stop_sequence"`
 	Usage        wireUsage `json:"usage"`
 	Notes        []string  `json:"notes"`
-	// Tokens (version 3) is written only when set.
-	Tokens []int `json:"tokens,omitempty"`
+	// Tokens (version 3) is written only when set; so is TokenText.
+	Tokens    []int `json:"tokens,omitempty"`
+	TokenText int   `json:"token_text,omitempty"`
 }
 
 // wireUsage keeps durations in nanoseconds so they round-trip exactly.
@@ -200,7 +201,7 @@ func rawOrNil(b json.RawMessage) json.RawMessage {
 
 func toWireResponse(r backend.Response) *wireResponse {
 	u := r.Usage
-	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Tokens: r.Tokens, Usage: wireUsage{
+	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Tokens: r.Tokens, TokenText: r.TokenText, Usage: wireUsage{
 		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
 		CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
 		GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total), SlotTokens: u.SlotTokens}}
@@ -211,7 +212,7 @@ func (w *wireResponse) response() backend.Response {
 		return backend.Response{}
 	}
 	u := w.Usage
-	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Tokens: w.Tokens, Usage: backend.Usage{
+	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Tokens: w.Tokens, TokenText: w.TokenText, Usage: backend.Usage{
 		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
 		CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
 		PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS),

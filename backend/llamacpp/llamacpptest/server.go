@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Server is a running fake llama-server. Set the fields before the first
@@ -268,9 +269,18 @@ func (s *Server) complete(w http.ResponseWriter, body []byte) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
+	// As the server does, a token that leaves an incomplete UTF-8
+	// character gets no event: its bytes go with the next event, which
+	// carries only its own id.
+	pending := ""
 	for i, id := range gen[:len(gen)-1] {
-		writeEvent(w, map[string]any{"index": 0, "content": s.Tok.Piece(id, false), "tokens": []int{id}, "stop": false,
+		pending += s.Tok.Piece(id, false)
+		if !utf8.ValidString(pending) {
+			continue
+		}
+		writeEvent(w, map[string]any{"index": 0, "content": pending, "tokens": []int{id}, "stop": false,
 			"id_slot": -1, "tokens_predicted": i + 1, "tokens_evaluated": len(ids)})
+		pending = ""
 	}
 	writeEvent(w, final)
 }
