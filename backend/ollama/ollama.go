@@ -22,9 +22,9 @@ const name = "ollama"
 
 // Defaults of Config.
 const (
-	DefaultStallTimeout  = 2 * time.Minute
-	DefaultAttempts      = 3
-	DefaultBackoff       = 250 * time.Millisecond
+	DefaultStallTimeout = 2 * time.Minute
+	DefaultAttempts     = 3
+	DefaultBackoff      = 250 * time.Millisecond
 	// DefaultMaxNumCtx caps the num_ctx picked from a model's window. The
 	// KV cache Ollama allocates grows with num_ctx, not with the prompt:
 	// 16384 tokens is about 2 GiB at f16 for Llama-3.1-8B (128 KiB a
