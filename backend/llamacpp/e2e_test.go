@@ -1,0 +1,181 @@
+package llamacpp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/internal/llamacpptest"
+	"github.com/toolharness/toolharness/internal/ollamatest"
+)
+
+// The end-to-end tests of this file run the client against a real
+// llama-server (internal/llamacpptest: `make llamacpp` builds it) serving
+// a random model with the qwen2 vocabulary; grammars script its text.
+
+func e2eClient(t *testing.T, srv *llamacpptest.Server) *Client {
+	t.Helper()
+	c, err := New(Config{BaseURL: srv.URL, StallTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func e2eCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// serverTokens is the server's /tokenize of text (special tokens parsed,
+// no BOS).
+func serverTokens(t *testing.T, url, text string) []int {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"content": text})
+	resp, err := http.Post(url+"/tokenize", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Tokens []int }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Tokens
+}
+
+const e2eHead = "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nWhat is in notes.txt?<|im_end|>\n<|im_start|>assistant\n"
+
+// TestE2ECompletionMixedPrompt streams a forced answer, then sends it back
+// inside a mixed string/id prompt: the server takes the ids verbatim and
+// reuses everything its slot held (prompt plus generated ids), in its own
+// cache_n.
+func TestE2ECompletionMixedPrompt(t *testing.T) {
+	srv := llamacpptest.Start(t)
+	c := e2eClient(t, srv)
+	ctx := e2eCtx(t)
+	const answer = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n</tool_call>"
+	var chunks []string
+	zero := 0.0
+	first, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: e2eHead, Grammar: llamacpptest.Exactly(answer),
+		ReturnTokens: true, Options: backend.Options{Temperature: &zero}}, func(s string) error { chunks = append(chunks, s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Text != answer || strings.Join(chunks, "") != answer || len(chunks) < 2 {
+		t.Fatalf("text %q in %d chunks, want %q streamed", first.Text, len(chunks), answer)
+	}
+	if first.StopReason != "stop" || len(first.Tokens) == 0 || first.TokenText != 0 || !first.Usage.CachedKnown {
+		t.Fatalf("stop %q, %d ids (TokenText %d), cache known %v; notes %q", first.StopReason, len(first.Tokens), first.TokenText, first.Usage.CachedKnown, first.Notes)
+	}
+	retok := serverTokens(t, srv.URL, answer)
+	t.Logf("generated %d ids, /tokenize of the same text %d ids (equal: %v)", len(first.Tokens), len(retok), slices.Equal(first.Tokens, retok))
+	if first.Usage.SlotTokens != first.Usage.PromptTokens+len(first.Tokens) {
+		t.Errorf("slot holds %d tokens, want the prompt %d and the %d generated ids", first.Usage.SlotTokens, first.Usage.PromptTokens, len(first.Tokens))
+	}
+	prompt := e2eHead + answer + "<|im_end|>\n<|im_start|>user\n<tool_response>\nnothing\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+	span := backend.TokenSpan{Offset: len(e2eHead), Len: len(answer), IDs: first.Tokens}
+	second, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: prompt, TokenSpans: []backend.TokenSpan{span},
+		Grammar: llamacpptest.Exactly("Empty."), ReturnTokens: true, Options: backend.Options{Temperature: &zero}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Text != "Empty." || second.Usage.CachedTokens != first.Usage.SlotTokens {
+		t.Errorf("second: text %q, reused %d; want all %d tokens the slot held", second.Text, second.Usage.CachedTokens, first.Usage.SlotTokens)
+	}
+}
+
+// TestE2EContextBudget: a prompt longer than the window is refused before
+// it is sent, counted by the server's own /tokenize; the server saw no
+// completion request (its slot never started a task).
+func TestE2EContextBudget(t *testing.T) {
+	srv := llamacpptest.Start(t, llamacpptest.WithContext(256))
+	c := e2eClient(t, srv)
+	ctx := e2eCtx(t)
+	if n, err := c.ContextSize(ctx, ""); err != nil || n != 256 {
+		t.Fatalf("ContextSize = %d, %v; want 256", n, err)
+	}
+	long := e2eHead + strings.Repeat("The notes list every file twice. ", 60)
+	_, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: long, Options: backend.Options{MaxTokens: 8}}, nil)
+	var be *backend.Error
+	if !errors.As(err, &be) || be.Kind != backend.KindContextOverflow || !strings.Contains(be.Message, "exceeds the context window of 256 tokens") {
+		t.Fatalf("err = %v, want a context overflow refused by the client", err)
+	}
+	if strings.Contains(srv.Log(), "processing task") {
+		t.Errorf("the server started a task for the refused prompt:\n%s", srv.Log())
+	}
+	// The same client still completes a prompt that fits.
+	if _, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: e2eHead, Options: backend.Options{MaxTokens: 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(srv.Log(), "processing task") {
+		t.Errorf("the server log does not show its tasks; the check above proves nothing:\n%s", srv.Log())
+	}
+}
+
+// TestE2ESplitCharacter forces an answer holding a character no qwen2
+// token holds whole, so that some generated token ends inside it. The
+// stream carries no id for that token: the client keeps the ids up to the
+// character (TokenText) and the next prompt, ids then text, reuses the
+// slot up to there. Asked without a stream, every id comes back.
+func TestE2ESplitCharacter(t *testing.T) {
+	vf, err := ollamatest.VocabFile("qwen2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ollamatest.LoadVocab(vf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const char = "\U0001D518" // 𝔘, four bytes
+	if v.Holds(char) {
+		t.Fatalf("a qwen2 token holds %q whole; the test needs a character that is always split", char)
+	}
+	answer := "Found it: " + char + " in notes."
+	srv := llamacpptest.Start(t)
+	c := e2eClient(t, srv)
+	ctx := e2eCtx(t)
+	zero := 0.0
+	req := backend.Request{Mode: backend.ModeRaw, Prompt: e2eHead, Grammar: llamacpptest.Exactly(answer),
+		ReturnTokens: true, Options: backend.Options{Temperature: &zero}}
+	streamed, err := c.Generate(ctx, req, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Index(answer, char)
+	if streamed.Text != answer || streamed.TokenText <= 0 || streamed.TokenText > at {
+		t.Fatalf("text %q, ids for the first %d bytes; want ids up to at most byte %d (notes %q)", streamed.Text, streamed.TokenText, at, streamed.Notes)
+	}
+	t.Logf("streamed: %d ids for the first %d of %d bytes; notes %q", len(streamed.Tokens), streamed.TokenText, len(answer), streamed.Notes)
+
+	// Back as ids up to the character, text after: the slot is reused up
+	// to there.
+	covered := answer[:streamed.TokenText]
+	prompt := e2eHead + answer + "<|im_end|>\n<|im_start|>user\nthanks<|im_end|>\n<|im_start|>assistant\n"
+	span := backend.TokenSpan{Offset: len(e2eHead), Len: len(covered), IDs: streamed.Tokens}
+	next, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: prompt, TokenSpans: []backend.TokenSpan{span},
+		Options: backend.Options{MaxTokens: 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if min := streamed.Usage.PromptTokens + len(streamed.Tokens); next.Usage.CachedTokens < min {
+		t.Errorf("reused %d tokens, want at least the prompt and the %d ids before the character (%d)", next.Usage.CachedTokens, len(streamed.Tokens), min)
+	}
+
+	// Without a stream the answer carries every id.
+	whole, err := c.Generate(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Text != answer || whole.TokenText != 0 || len(whole.Tokens) <= len(streamed.Tokens) {
+		t.Fatalf("not streamed: text %q, %d ids, TokenText %d; want ids for all of it (notes %q)", whole.Text, len(whole.Tokens), whole.TokenText, whole.Notes)
+	}
+}
