@@ -120,6 +120,13 @@ func (run kvRun) log(t *testing.T, label string) {
 
 func runKVSession(t *testing.T, srv *ollamatest.Server, b backend.Backend, mode backend.Mode, r Renderer) kvRun {
 	t.Helper()
+	return runKVSessionCtx(t, srv, b, mode, r, 32768)
+}
+
+// runKVSessionCtx is runKVSession asking for num_ctx numCtx (0: the
+// backend's choice).
+func runKVSessionCtx(t *testing.T, srv *ollamatest.Server, b backend.Backend, mode backend.Mode, r Renderer, numCtx int) kvRun {
+	t.Helper()
 	ctx := e2eCtx(t, 8*time.Minute)
 	ws := e2eWorkspace(t)
 	_, tools := e2eTools(t, r, ws)
@@ -127,7 +134,7 @@ func runKVSession(t *testing.T, srv *ollamatest.Server, b backend.Backend, mode 
 	s, err := New(ctx, Config{
 		Backend: b, Model: srv.Model, Mode: mode, Renderer: r, Tools: tools, Env: testEnv,
 		Constrained: true, RequireCall: true, ConstrainMaxString: 16, MaxTurns: 2, MaxRetries: 2,
-		Options: backend.Options{MaxTokens: 96, NumCtx: 32768, Temperature: &temp, Seed: &seed},
+		Options: backend.Options{MaxTokens: 96, NumCtx: numCtx, Temperature: &temp, Seed: &seed},
 	})
 	if err != nil {
 		t.Fatal(err)
