@@ -26,6 +26,7 @@ const startTimeout = 2 * time.Minute
 type Option func(*config)
 
 type config struct {
+	spec     *ollamatest.ModelSpec
 	vocab    string // vocabulary name, "" for the byte vocabulary
 	template string
 	ctx      int
@@ -39,6 +40,10 @@ func WithVocab(name string) Option { return func(c *config) { c.vocab = name } }
 // WithByteVocab serves ollamatest's byte-vocabulary model (one token per
 // byte), for a test that needs every byte to be one token.
 func WithByteVocab() Option { return func(c *config) { c.vocab = "" } }
+
+// WithSpec serves a model of spec (its ChatTemplate is replaced by
+// WithChatTemplate's when both are given).
+func WithSpec(spec ollamatest.ModelSpec) Option { return func(c *config) { c.spec = &spec } }
 
 // WithChatTemplate writes tmpl into the model as tokenizer.chat_template
 // (the template /props reports and /apply-template renders).
@@ -124,14 +129,19 @@ func FindBinary() (string, error) {
 
 func (s *Server) start(bin string, c config) error {
 	spec := ollamatest.DefaultSpec()
-	if c.vocab != "" {
+	switch {
+	case c.spec != nil:
+		spec = *c.spec
+	case c.vocab != "":
 		vf, err := ollamatest.VocabFile(c.vocab)
 		if err != nil {
 			return err
 		}
 		spec = ollamatest.VocabSpec(vf)
 	}
-	spec.ChatTemplate = c.template
+	if c.template != "" {
+		spec.ChatTemplate = c.template
+	}
 	if err := ollamatest.WriteModel(s.ModelPath, spec); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,11 @@ type ModelSpec struct {
 	// as they are. The embedding and output matrices are then F16 (a
 	// 151,936-token vocabulary at 32 dimensions is 19 MB).
 	VocabFile string
+	// BOSText and EOSText rename the byte vocabulary's BOS (<|endoftext|>)
+	// and EOS (<|im_end|>) control tokens, so that a server passes a chat
+	// template the bos_token and eos_token of the model it was written
+	// for ("<|begin_of_text|>", "<eos>", …). Ignored with a VocabFile.
+	BOSText, EOSText string
 }
 
 // DefaultSpec is a two-layer model of about 450 KB.
@@ -179,7 +185,8 @@ type tokenizer struct {
 // tokenizer is the byte vocabulary, or the one of spec.VocabFile.
 func (s ModelSpec) tokenizer() (tokenizer, error) {
 	if s.VocabFile == "" {
-		return tokenizer{kv: byteTokenizerKV(s), size: vocabSize, allowed: allowed}, nil
+		kv, err := byteTokenizerKV(s)
+		return tokenizer{kv: kv, size: vocabSize, allowed: allowed}, err
 	}
 	v, err := LoadVocab(s.VocabFile)
 	if err != nil {
@@ -222,8 +229,17 @@ func metadata(spec ModelSpec, tok tokenizer) ggml.KV {
 
 // byteTokenizerKV is the byte-level tokenizer's keys: GPT-2 BPE with no
 // merges over the 256 bytes and three ChatML control tokens.
-func byteTokenizerKV(spec ModelSpec) ggml.KV {
+func byteTokenizerKV(spec ModelSpec) (ggml.KV, error) {
 	tokens, types := vocabulary()
+	for id, text := range map[int]string{TokenEndOfText: spec.BOSText, TokenIMEnd: spec.EOSText} {
+		if text == "" || text == tokens[id] {
+			continue
+		}
+		if slices.Contains(tokens, text) {
+			return nil, fmt.Errorf("ollamatest: BOS/EOS text %q is already another token of the byte vocabulary", text)
+		}
+		tokens[id] = text
+	}
 	kv := ggml.KV{
 		"tokenizer.ggml.model":         "gpt2",
 		"tokenizer.ggml.pre":           "default",
@@ -238,7 +254,7 @@ func byteTokenizerKV(spec ModelSpec) ggml.KV {
 	if spec.ChatTemplate != "" {
 		kv["tokenizer.chat_template"] = spec.ChatTemplate
 	}
-	return kv
+	return kv, nil
 }
 
 // vocabulary is the tokens and their GGUF token types: the bytes are

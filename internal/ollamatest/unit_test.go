@@ -161,3 +161,20 @@ func TestModelNameAndParameters(t *testing.T) {
 		t.Error("unencodable parameter: no error")
 	}
 }
+
+func TestByteVocabSpecialTexts(t *testing.T) {
+	spec := DefaultSpec()
+	spec.BOSText, spec.EOSText = "<|begin_of_text|>", "<|eot_id|>"
+	kv, err := byteTokenizerKV(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := kv["tokenizer.ggml.tokens"].([]string)
+	if toks[TokenEndOfText] != "<|begin_of_text|>" || toks[TokenIMEnd] != "<|eot_id|>" || toks[TokenIMStart] != "<|im_start|>" {
+		t.Errorf("tokens %q %q %q", toks[TokenEndOfText], toks[TokenIMStart], toks[TokenIMEnd])
+	}
+	spec.EOSText = "<|im_start|>"
+	if _, err := byteTokenizerKV(spec); err == nil {
+		t.Error("an EOS text equal to another token was accepted")
+	}
+}
