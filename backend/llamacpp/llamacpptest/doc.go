@@ -1,4 +1,11 @@
-// Package llamacpptest is a small llama-server for tests: /completion
+// Package llamacpptest is a fake llama-server for the faults a real one
+// cannot be made to produce on demand (a cut stream, a stall, a 500 or an
+// error event in the middle of a stream, an older server's shapes) and
+// for fast unit tests. Everything a real server can do is tested against
+// one: internal/llamacpptest starts llama-server (`make llamacpp`) on a
+// model with a real tokenizer.
+//
+// It serves /completion
 // with string, token-id and mixed prompts, streamed or not, return_tokens,
 // /tokenize (with pieces), /detokenize, /apply-template, /props and
 // /health, over a deterministic toy tokenizer and one cache slot.
