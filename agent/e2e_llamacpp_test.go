@@ -3,9 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -65,7 +63,7 @@ func realLoop(t *testing.T, srv *llamacpptest.Server, textHistory bool) (*Exchan
 		if len(m.Tokens) == 0 {
 			t.Fatalf("assistant turn %d kept no ids", turn)
 		}
-		if !slices.Equal(m.Tokens, serverTokenize(t, srv.URL, m.Raw)) {
+		if !slices.Equal(m.Tokens, srv.Tokenize(t, m.Raw)) {
 			odd = append(odd, turn)
 		}
 	}
@@ -75,23 +73,6 @@ func realLoop(t *testing.T, srv *llamacpptest.Server, textHistory bool) (*Exchan
 		t.Fatal("every turn's ids re-tokenise to themselves; the test would prove nothing")
 	}
 	return ex, odd
-}
-
-// serverTokenize is the server's own tokenization of text (special tokens
-// parsed, no BOS).
-func serverTokenize(t *testing.T, url, text string) []int {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"content": text})
-	resp, err := http.Post(url+"/tokenize", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct{ Tokens []int }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Tokens
 }
 
 // TestE2ETokenExactHistoryLlamacpp: over ten turns on the qwen2

@@ -1,11 +1,8 @@
 package llamacpp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -35,23 +32,6 @@ func e2eCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// serverTokens is the server's /tokenize of text (special tokens parsed,
-// no BOS).
-func serverTokens(t *testing.T, url, text string) []int {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"content": text})
-	resp, err := http.Post(url+"/tokenize", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct{ Tokens []int }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Tokens
-}
-
 const e2eHead = "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nWhat is in notes.txt?<|im_end|>\n<|im_start|>assistant\n"
 
 // TestE2ECompletionMixedPrompt streams a forced answer, then sends it back
@@ -76,7 +56,7 @@ func TestE2ECompletionMixedPrompt(t *testing.T) {
 	if first.StopReason != "stop" || len(first.Tokens) == 0 || first.TokenText != 0 || !first.Usage.CachedKnown {
 		t.Fatalf("stop %q, %d ids (TokenText %d), cache known %v; notes %q", first.StopReason, len(first.Tokens), first.TokenText, first.Usage.CachedKnown, first.Notes)
 	}
-	retok := serverTokens(t, srv.URL, answer)
+	retok := srv.Tokenize(t, answer)
 	t.Logf("generated %d ids, /tokenize of the same text %d ids (equal: %v)", len(first.Tokens), len(retok), slices.Equal(first.Tokens, retok))
 	if first.Usage.SlotTokens != first.Usage.PromptTokens+len(first.Tokens) {
 		t.Errorf("slot holds %d tokens, want the prompt %d and the %d generated ids", first.Usage.SlotTokens, first.Usage.PromptTokens, len(first.Tokens))

@@ -1,10 +1,11 @@
 package llamacpptest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -65,7 +66,7 @@ type Server struct {
 	ModelPath string
 
 	dir  string
-	log  logBuf
+	log  ollamatest.LogBuffer
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -81,7 +82,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	}
 	tb.Cleanup(func() {
 		if tb.Failed() {
-			tb.Logf("llama-server log (tail):\n%s", tail(s.Log(), 4000))
+			tb.Logf("llama-server log (tail):\n%s", ollamatest.Tail(s.Log(), 4000))
 		}
 		if err := s.Close(); err != nil {
 			tb.Error(err)
@@ -145,7 +146,7 @@ func (s *Server) start(bin string, c config) error {
 	if err := ollamatest.WriteModel(s.ModelPath, spec); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := ollamatest.FreePort()
 	if err != nil {
 		return err
 	}
@@ -183,16 +184,16 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("llamacpptest: llama-server exited at start-up; log tail:\n%s", tail(s.Log(), 3000))
+			return fmt.Errorf("llamacpptest: llama-server exited at start-up; log tail:\n%s", ollamatest.Tail(s.Log(), 3000))
 		case <-ctx.Done():
-			return fmt.Errorf("llamacpptest: llama-server did not load the model within %v; log tail:\n%s", startTimeout, tail(s.Log(), 3000))
+			return fmt.Errorf("llamacpptest: llama-server did not load the model within %v; log tail:\n%s", startTimeout, ollamatest.Tail(s.Log(), 3000))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
 // Log is everything the server wrote so far.
-func (s *Server) Log() string { return s.log.String() }
+func (s *Server) Log() string { return s.log.Since(0) }
 
 // Close stops the server and removes the model.
 func (s *Server) Close() error {
@@ -213,37 +214,21 @@ func (s *Server) Close() error {
 	return err
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// Tokenize is the server's own tokenization of text (POST /tokenize,
+// special tokens parsed, no BOS); any failure fails tb.
+func (s *Server) Tokenize(tb testing.TB, text string) []int {
+	tb.Helper()
+	body, _ := json.Marshal(map[string]any{"content": text})
+	resp, err := http.Post(s.URL+"/tokenize", "application/json", bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("llamacpptest: find a free port: %w", err)
+		tb.Fatalf("llamacpptest: /tokenize: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
+	defer resp.Body.Close()
+	var out struct {
+		Tokens []int `json:"tokens"`
 	}
-	return "…" + s[len(s)-n:]
-}
-
-// logBuf collects the server's output.
-type logBuf struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b = append(l.b, p...)
-	return len(p), nil
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(l.b)
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("llamacpptest: /tokenize answered %s: %v", resp.Status, err)
+	}
+	return out.Tokens
 }

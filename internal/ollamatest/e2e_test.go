@@ -214,6 +214,6 @@ func TestE2EWithParameters(t *testing.T) {
 	// The warm-up request set no options: the runner started with the
 	// registered context size.
 	if log := srv.Log(); !strings.Contains(log, "--ctx-size 8192") {
-		t.Errorf("the runner did not start with --ctx-size 8192; log tail:\n%s", tail(log, 3000))
+		t.Errorf("the runner did not start with --ctx-size 8192; log tail:\n%s", Tail(log, 3000))
 	}
 }

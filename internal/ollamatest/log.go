@@ -13,16 +13,14 @@ type Mark int
 
 // Mark returns the current end of the server log.
 func (s *Server) Mark() Mark {
-	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	return Mark(len(s.log.b))
+	return Mark(s.log.Len())
 }
 
 // Log is the whole server log so far ("" for an external server).
-func (s *Server) Log() string { return s.log.since(0) }
+func (s *Server) Log() string { return s.log.Since(0) }
 
 // LogSince is the server log written after m.
-func (s *Server) LogSince(m Mark) string { return s.log.since(int(m)) }
+func (s *Server) LogSince(m Mark) string { return s.log.Since(int(m)) }
 
 // CacheSlot is one "loading cache slot" line of the runner's debug log,
 // printed once per completion request by Ollama v0.6.5:
@@ -72,7 +70,7 @@ func (s *Server) WaitCacheSlots(tb testing.TB, m Mark, n int) []CacheSlot {
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("ollamatest: %d \"loading cache slot\" lines logged, want %d (is OLLAMA_DEBUG=1 honoured?); log since mark:\n%s",
-				len(slots), n, tail(s.LogSince(m), 3000))
+				len(slots), n, Tail(s.LogSince(m), 3000))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -94,7 +94,7 @@ type Server struct {
 	dir      string // temp dir: models, home, the GGUF; removed by Close
 	addr     string // host:port
 	env      []string
-	log      logBuf
+	log      LogBuffer
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -121,7 +121,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	}
 	tb.Cleanup(func() {
 		if tb.Failed() && !s.external {
-			tb.Logf("ollama server log (tail):\n%s", tail(s.Log(), 6000))
+			tb.Logf("ollama server log (tail):\n%s", Tail(s.Log(), 6000))
 		}
 		if err := s.Close(); err != nil {
 			tb.Error(err)
@@ -163,7 +163,7 @@ func (s *Server) setUp(c config) error {
 			return err
 		}
 		s.bin = bin
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return err
 		}
@@ -242,7 +242,9 @@ func hostURL(host string) (string, error) {
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
-func freePort() (int, error) {
+// FreePort is a loopback TCP port nothing listens on (a server started
+// on it at once gets it).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("ollamatest: find a free port: %w", err)
@@ -460,31 +462,40 @@ func (s *Server) logHint() string {
 	if s.external {
 		return ""
 	}
-	return "\nollama server log (tail):\n" + tail(s.Log(), 3000)
+	return "\nollama server log (tail):\n" + Tail(s.Log(), 3000)
 }
 
-func tail(s string, n int) string {
+// Tail is the last n bytes of s, marked as cut when it is.
+func Tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return "…" + s[len(s)-n:]
 }
 
-// logBuf collects the server's stdout and stderr (the runner's log goes
-// through the server's stderr).
-type logBuf struct {
+// LogBuffer collects a server's stdout and stderr (Ollama's runner logs
+// through the server's stderr); it is safe for concurrent use.
+type LogBuffer struct {
 	mu sync.Mutex
 	b  []byte
 }
 
-func (l *logBuf) Write(p []byte) (int, error) {
+func (l *LogBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.b = append(l.b, p...)
 	return len(p), nil
 }
 
-func (l *logBuf) since(off int) string {
+// Len is how many bytes were written.
+func (l *LogBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.b)
+}
+
+// Since is what was written after the first off bytes.
+func (l *LogBuffer) Since(off int) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if off > len(l.b) {
@@ -493,7 +504,7 @@ func (l *logBuf) since(off int) string {
 	return string(l.b[off:])
 }
 
-var _ io.Writer = (*logBuf)(nil)
+var _ io.Writer = (*LogBuffer)(nil)
 
 // BrokenTemplate is the template of BrokenModel: it parses, but fails when
 // executed on any message.

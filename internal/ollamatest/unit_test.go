@@ -1,6 +1,7 @@
 package ollamatest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,15 +18,7 @@ func TestWriteModelDecodes(t *testing.T) {
 	if err := WriteModel(path, spec); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	g, err := ggml.Decode(f, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, size := decodeModel(t, path)
 	kv := g.KV()
 	if kv.Architecture() != "llama" || kv.ContextLength() != 8192 || kv.BlockCount() != 2 {
 		t.Errorf("arch %q ctx %d blocks %d", kv.Architecture(), kv.ContextLength(), kv.BlockCount())
@@ -40,9 +33,8 @@ func TestWriteModelDecodes(t *testing.T) {
 	if n := len(g.Tensors().Items()); n != 3+9*spec.Layers {
 		t.Errorf("%d tensors, want %d", n, 3+9*spec.Layers)
 	}
-	st, _ := f.Stat()
-	if st.Size() > 600<<10 {
-		t.Errorf("model is %d bytes, want a few hundred KB", st.Size())
+	if size > 600<<10 {
+		t.Errorf("model is %d bytes, want a few hundred KB", size)
 	}
 }
 
@@ -177,4 +169,18 @@ func TestByteVocabSpecialTexts(t *testing.T) {
 	if _, err := byteTokenizerKV(spec); err == nil {
 		t.Error("an EOS text equal to another token was accepted")
 	}
+}
+
+// decodeModel reads the GGUF at path back, and its size.
+func decodeModel(t *testing.T, path string) (*ggml.GGML, int64) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ggml.Decode(bytes.NewReader(data), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, int64(len(data))
 }

@@ -2,7 +2,6 @@ package ollamatest
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,15 +28,7 @@ func TestWriteModelWithVocab(t *testing.T) {
 	if err := WriteModel(path, spec); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	g, err := ggml.Decode(f, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, size := decodeModel(t, path)
 	kv := g.KV()
 	toks := kv.Strings("tokenizer.ggml.tokens")
 	if len(toks) != 151936 || kv.Uint("vocab_size") != 151936 {
@@ -64,9 +55,8 @@ func TestWriteModelWithVocab(t *testing.T) {
 			t.Errorf("%s is kind %d, want F16", tt.Name, tt.Kind)
 		}
 	}
-	st, _ := f.Stat()
-	if st.Size() > 30<<20 {
-		t.Errorf("model is %d bytes, want under 30 MB", st.Size())
+	if size > 30<<20 {
+		t.Errorf("model is %d bytes, want under 30 MB", size)
 	}
 }
 
