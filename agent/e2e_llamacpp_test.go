@@ -79,8 +79,8 @@ func realLoop(t *testing.T, srv *llamacpptest.Server, textHistory bool) (*Exchan
 // vocabulary, every request after the first reuses everything the
 // server's slot held (its own timings.cache_n), also after turns whose
 // generated ids are not what the server makes of their text; the same
-// loop with text history (the control, on a fresh server) loses reuse
-// after each such turn of its own.
+// loop with text history (the control) loses reuse after each such turn
+// of its own.
 func TestE2ETokenExactHistoryLlamacpp(t *testing.T) {
 	srv := llamacpptest.Start(t)
 	ex, _ := realLoop(t, srv, false)
@@ -90,8 +90,7 @@ func TestE2ETokenExactHistoryLlamacpp(t *testing.T) {
 		}
 	}
 
-	// The control, on a fresh slot: history as text.
-	srv = llamacpptest.Start(t)
+	// The control, on the same server: history as text.
 	ex, odd := realLoop(t, srv, true)
 	for i, st := range ex.Steps[1:] {
 		prevTurn := i + 1

@@ -34,12 +34,20 @@ func e2eCtx(t *testing.T) context.Context {
 
 const e2eHead = "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nWhat is in notes.txt?<|im_end|>\n<|im_start|>assistant\n"
 
-// TestE2ECompletionMixedPrompt streams a forced answer, then sends it back
-// inside a mixed string/id prompt: the server takes the ids verbatim and
-// reuses everything its slot held (prompt plus generated ids), in its own
-// cache_n.
-func TestE2ECompletionMixedPrompt(t *testing.T) {
+// TestE2ELlamaServer runs the client against one real llama-server (one
+// model load for the package's end-to-end tests).
+func TestE2ELlamaServer(t *testing.T) {
 	srv := llamacpptest.Start(t)
+	t.Run("mixed prompt", func(t *testing.T) { testMixedPrompt(t, srv) })
+	t.Run("context budget", func(t *testing.T) { testContextBudget(t, srv) })
+	t.Run("split character", func(t *testing.T) { testSplitCharacter(t, srv) })
+}
+
+// testMixedPrompt streams a forced answer, then sends it back inside a
+// mixed string/id prompt: the server takes the ids verbatim and reuses
+// everything its slot held (prompt plus generated ids), in its own
+// cache_n.
+func testMixedPrompt(t *testing.T, srv *llamacpptest.Server) {
 	c := e2eClient(t, srv)
 	ctx := e2eCtx(t)
 	const answer = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n</tool_call>"
@@ -73,40 +81,41 @@ func TestE2ECompletionMixedPrompt(t *testing.T) {
 	}
 }
 
-// TestE2EContextBudget: a prompt longer than the window is refused before
+// testContextBudget: a prompt longer than the window is refused before
 // it is sent, counted by the server's own /tokenize; the server saw no
-// completion request (its slot never started a task).
-func TestE2EContextBudget(t *testing.T) {
-	srv := llamacpptest.Start(t, llamacpptest.WithContext(256))
+// completion request (its slot started no task).
+func testContextBudget(t *testing.T, srv *llamacpptest.Server) {
 	c := e2eClient(t, srv)
 	ctx := e2eCtx(t)
-	if n, err := c.ContextSize(ctx, ""); err != nil || n != 256 {
-		t.Fatalf("ContextSize = %d, %v; want 256", n, err)
+	if n, err := c.ContextSize(ctx, ""); err != nil || n != 8192 {
+		t.Fatalf("ContextSize = %d, %v; want 8192", n, err)
 	}
-	long := e2eHead + strings.Repeat("The notes list every file twice. ", 60)
+	long := e2eHead + strings.Repeat("The notes list every file twice. ", 1300)
+	mark := len(srv.Log())
 	_, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: long, Options: backend.Options{MaxTokens: 8}}, nil)
 	var be *backend.Error
-	if !errors.As(err, &be) || be.Kind != backend.KindContextOverflow || !strings.Contains(be.Message, "exceeds the context window of 256 tokens") {
+	if !errors.As(err, &be) || be.Kind != backend.KindContextOverflow || !strings.Contains(be.Message, "exceeds the context window of 8192 tokens") {
 		t.Fatalf("err = %v, want a context overflow refused by the client", err)
 	}
-	if strings.Contains(srv.Log(), "processing task") {
-		t.Errorf("the server started a task for the refused prompt:\n%s", srv.Log())
+	if log := srv.Log()[mark:]; strings.Contains(log, "processing task") {
+		t.Errorf("the server started a task for the refused prompt:\n%s", log)
 	}
-	// The same client still completes a prompt that fits.
+	// The same client still completes a prompt that fits, and the log
+	// shows it: the check above can fail.
 	if _, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: e2eHead, Options: backend.Options{MaxTokens: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(srv.Log(), "processing task") {
-		t.Errorf("the server log does not show its tasks; the check above proves nothing:\n%s", srv.Log())
+	if log := srv.Log()[mark:]; !strings.Contains(log, "processing task") {
+		t.Errorf("the server log does not show its tasks; the check above proves nothing:\n%s", log)
 	}
 }
 
-// TestE2ESplitCharacter forces an answer holding a character no qwen2
+// testSplitCharacter forces an answer holding a character no qwen2
 // token holds whole, so that some generated token ends inside it. The
 // stream carries no id for that token: the client keeps the ids up to the
 // character (TokenText) and the next prompt, ids then text, reuses the
 // slot up to there. Asked without a stream, every id comes back.
-func TestE2ESplitCharacter(t *testing.T) {
+func testSplitCharacter(t *testing.T, srv *llamacpptest.Server) {
 	vf, err := ollamatest.VocabFile("qwen2")
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +129,6 @@ func TestE2ESplitCharacter(t *testing.T) {
 		t.Fatalf("a qwen2 token holds %q whole; the test needs a character that is always split", char)
 	}
 	answer := "Found it: " + char + " in notes."
-	srv := llamacpptest.Start(t)
 	c := e2eClient(t, srv)
 	ctx := e2eCtx(t)
 	zero := 0.0

@@ -103,11 +103,11 @@ func (c *Client) exactTokens(ctx context.Context, pieces []idPiece, text string)
 	if whole != nil || err != nil {
 		return whole, len(text), "", err
 	}
+	why := fmt.Sprintf("the %d generated token ids do not detokenize to the %d bytes of generated text", len(ids), len(text))
 	ids, n, err := c.exactPrefix(ctx, pieces, text)
 	if err != nil {
 		return nil, 0, "", err
 	}
-	why := fmt.Sprintf("the %d generated token ids do not detokenize to the %d bytes of generated text", len(ids), len(text))
 	if n == 0 {
 		return nil, 0, why + ": this turn goes back to the server as text", nil
 	}
