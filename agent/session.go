@@ -147,7 +147,6 @@ type Session struct {
 	hist   []Msg
 	trace  *traceWriter
 	now    func() time.Time
-	fmtCon bool // constrained generations are possible
 
 	exchange   int
 	step       int

@@ -142,7 +142,7 @@ func styleMessages(raw json.RawMessage, style string) (json.RawMessage, error) {
 		if len(calls) == 0 {
 			continue
 		}
-		if content, present := objLookup(obj, "content"); !present || content == nil {
+		if content, present := chat.Lookup(obj, "content"); !present || content == nil {
 			switch style {
 			case "hf":
 				deleteMember(obj, "content")
@@ -157,7 +157,7 @@ func styleMessages(raw json.RawMessage, style string) (json.RawMessage, error) {
 			if !ok || style != "openai" {
 				continue
 			}
-			if args, ok := objLookup(fn, "arguments"); ok {
+			if args, ok := chat.Lookup(fn, "arguments"); ok {
 				if _, isString := args.(string); !isString {
 					s, err := PyJSON(args, 0)
 					if err != nil {
