@@ -140,13 +140,13 @@ type Exchange struct {
 
 // Session is one conversation. It is not safe for concurrent Sends.
 type Session struct {
-	cfg    Config
-	tools  Toolbox
-	sys    System
-	tr     Transcript
-	hist   []Msg
-	trace  *traceWriter
-	now    func() time.Time
+	cfg   Config
+	tools Toolbox
+	sys   System
+	tr    Transcript
+	hist  []Msg
+	trace *traceWriter
+	now   func() time.Time
 
 	exchange   int
 	step       int
