@@ -18,7 +18,11 @@ export TOOLHARNESS_OLLAMA_BIN ?= $(TOOLHARNESS_CACHE)/ollama/bin/ollama
 # real tokenizers of the test models (built by `make llamacpp`).
 export TOOLHARNESS_LLAMACPP_DIR ?= $(TOOLHARNESS_CACHE)/llamacpp
 
-.PHONY: all build vet test unit e2e bench fuzz ollama llamacpp deps clean
+# staticcheck, pinned: `go run` fetches and builds it from the module proxy on first use
+# and caches the build, so a fresh clone needs nothing installed.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all build vet lint test unit e2e bench fuzz ollama llamacpp deps clean
 
 all: build
 
@@ -28,9 +32,13 @@ build:
 vet:
 	$(GO) vet ./...
 
-## test: everything CI runs: vet, unit tests with -race, end-to-end tests against a real
+## lint: go vet and staticcheck (default checks), both clean.
+lint: vet
+	$(STATICCHECK) ./...
+
+## test: everything CI runs: go vet and staticcheck, unit tests with -race, end-to-end tests against a real
 ## Ollama and a real llama.cpp server.
-test: deps ollama llamacpp vet unit e2e
+test: deps ollama llamacpp lint unit e2e
 
 unit:
 	$(GO) test $(TEST_FLAGS) -skip '^TestE2E' ./...

@@ -23,24 +23,41 @@ type LocalTool struct {
 // validated and run here, at most once per call ID; everything else goes
 // to the inner toolbox.
 type withLocal struct {
-	inner Toolbox
-	local map[string]LocalTool
-	order []chat.Tool
+	inner   Toolbox
+	local   map[string]LocalTool
+	schemas map[string]localSchema
+	order   []chat.Tool
 
 	mu  sync.Mutex
 	ran map[string]Outcome
 }
 
-func addLocal(inner Toolbox, tools []LocalTool) Toolbox {
+// addLocal fails on a local tool whose schema cannot be read: its
+// required-parameter check would be skipped.
+func addLocal(inner Toolbox, tools []LocalTool) (Toolbox, error) {
 	if len(tools) == 0 {
-		return inner
+		return inner, nil
 	}
-	w := &withLocal{inner: inner, local: map[string]LocalTool{}, ran: map[string]Outcome{}}
+	w := &withLocal{inner: inner, local: map[string]LocalTool{}, schemas: map[string]localSchema{}, ran: map[string]Outcome{}}
 	for _, t := range tools {
+		var schema localSchema
+		if err := json.Unmarshal(t.Tool.Parameters, &schema); err != nil {
+			return nil, fmt.Errorf("agent: local tool %q: schema: %w", t.Tool.Name, err)
+		}
 		w.local[t.Tool.Name] = t
+		w.schemas[t.Tool.Name] = schema
 		w.order = append(w.order, t.Tool)
 	}
-	return w
+	return w, nil
+}
+
+// localSchema is what a local tool's flat schema says: the declared
+// type of each property and the required ones.
+type localSchema struct {
+	Properties map[string]struct {
+		Type string `json:"type"`
+	} `json:"properties"`
+	Required []string `json:"required"`
 }
 
 func (w *withLocal) Core() []chat.Tool {
@@ -66,7 +83,7 @@ func (w *withLocal) Validate(call chat.ToolCall) (chat.ToolCall, string, string)
 		}
 		return w.inner.Validate(call)
 	}
-	if _, problem := checkLocal(lt, call); problem != "" {
+	if _, problem := checkLocal(w.schemas[lt.Tool.Name], call); problem != "" {
 		return call, "invalid_arguments", problem
 	}
 	return call, "", ""
@@ -88,7 +105,7 @@ func (w *withLocal) Execute(ctx context.Context, call chat.ToolCall) Outcome {
 	}
 	w.mu.Unlock()
 	o := Outcome{Call: call, Result: chat.ToolResult{CallID: call.ID, Name: call.Name}}
-	args, problem := checkLocal(lt, call)
+	args, problem := checkLocal(w.schemas[lt.Tool.Name], call)
 	if problem != "" {
 		o.Mistake, o.Result.IsError, o.Result.Content = "invalid_arguments", true, problem
 	} else {
@@ -117,18 +134,11 @@ func safeRun(ctx context.Context, lt LocalTool, args map[string]any) (out string
 
 // checkLocal decodes the arguments and checks the required properties and
 // their declared string type, returning a model-facing problem.
-func checkLocal(lt LocalTool, call chat.ToolCall) (map[string]any, string) {
+func checkLocal(schema localSchema, call chat.ToolCall) (map[string]any, string) {
 	args, err := call.ArgumentsMap()
 	if err != nil {
 		return nil, fmt.Sprintf("the arguments of %s are not a JSON object: %v", call.Name, err)
 	}
-	var schema struct {
-		Properties map[string]struct {
-			Type string `json:"type"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	_ = json.Unmarshal(lt.Tool.Parameters, &schema)
 	var missing []string
 	for _, r := range schema.Required {
 		if _, ok := args[r]; !ok {

@@ -27,7 +27,10 @@ func TestLocalTools(t *testing.T) {
 		},
 	}
 	reg, counts := newCountingRegistry()
-	tb := addLocal(RegistryTools(reg), []LocalTool{echo})
+	tb, err := addLocal(RegistryTools(reg), []LocalTool{echo})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if names := toolNames(tb.Core()); names != "read_file,write_file,echo" {
 		t.Errorf("core %s", names)
 	}

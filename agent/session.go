@@ -140,14 +140,13 @@ type Exchange struct {
 
 // Session is one conversation. It is not safe for concurrent Sends.
 type Session struct {
-	cfg    Config
-	tools  Toolbox
-	sys    System
-	tr     Transcript
-	hist   []Msg
-	trace  *traceWriter
-	now    func() time.Time
-	fmtCon bool // constrained generations are possible
+	cfg   Config
+	tools Toolbox
+	sys   System
+	tr    Transcript
+	hist  []Msg
+	trace *traceWriter
+	now   func() time.Time
 
 	exchange   int
 	step       int
@@ -216,7 +215,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Subagent != nil {
 		local = append(local, s.taskTool(*cfg.Subagent))
 	}
-	s.tools = addLocal(cfg.Tools, local)
+	var err error
+	if s.tools, err = addLocal(cfg.Tools, local); err != nil {
+		return nil, err
+	}
 	if s.tools == nil {
 		// No tools at all: a toolbox that knows none.
 		s.tools = &withLocal{local: map[string]LocalTool{}, ran: map[string]Outcome{}}
@@ -304,9 +306,27 @@ func (s *Session) Send(ctx context.Context, text string) (*Exchange, error) {
 	s.retry.NewTurn()
 	s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleUser, Content: text}, Reminders: rem})
 	if s.trace != nil {
-		_ = s.trace.write(map[string]any{"type": "user", "agent": s.agentName(), "exchange": s.exchange, "content": text, "reminders": rem})
+		s.trace.write(map[string]any{"type": "user", "agent": s.agentName(), "exchange": s.exchange, "content": text, "reminders": rem})
 	}
-	return s.loop(ctx)
+	ex, err := s.loop(ctx)
+	return ex, s.traceFailure(err)
+}
+
+// traceFailure adds a failed trace write to err (the exchange's own
+// error, nil when it had none): a trace that lost records is an error of
+// the exchange, never silent.
+func (s *Session) traceFailure(err error) error {
+	if s.trace == nil {
+		return err
+	}
+	terr := s.trace.failure()
+	switch {
+	case terr == nil:
+		return err
+	case err == nil:
+		return terr
+	}
+	return fmt.Errorf("%w; %w", err, terr)
 }
 
 func (s *Session) notice(format string, args ...any) string {
@@ -402,7 +422,7 @@ func (s *Session) finishTrace(ex *Exchange) {
 	if ex.Reasoning != "" {
 		rec["reasoning"] = ex.Reasoning
 	}
-	_ = s.trace.write(rec)
+	s.trace.write(rec)
 }
 
 // nextID returns a call ID unique in the session, keeping the model's own

@@ -11,8 +11,7 @@ func TestSkillsInstructionsAndSubagent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h *harness
-	h = newHarness(t, []reply{
+	h := newHarness(t, []reply{
 		{text: hermesCall("skill", `{"name": "review", "arguments": "b.go"}`)},
 		{text: hermesCall("task", `{"description": "peek", "prompt": "read x and report"}`)},
 		{text: hermesCall("read_file", `{"path": "x"}`)}, // the sub-agent

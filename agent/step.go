@@ -409,7 +409,7 @@ func (s *Session) writeStep(st *Step) {
 	if s.trace == nil {
 		return
 	}
-	_ = s.trace.write(traceStep{Type: "step", Agent: s.agentName(), Step: st, Calls: traceCalls(st.Calls),
+	s.trace.write(traceStep{Type: "step", Agent: s.agentName(), Step: st, Calls: traceCalls(st.Calls),
 		Results: traceResults(st.Results), Usage: usageJSON(st.Usage), DurationMS: ms(st.Duration)})
 }
 
@@ -459,7 +459,15 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type traceWriter struct {
 	mu sync.Mutex
 	w  interface{ Write([]byte) (int, error) }
+	// err is the first write that failed: the trace is incomplete from
+	// there on, and every Send says so (see Session.traceFailure).
+	err error
 }
+
+// ErrTrace is returned (wrapped, beside any other error of the exchange)
+// by Send when a trace record could not be written: the trace, where
+// usage and cache reuse are reported, is incomplete.
+var ErrTrace = errors.New("agent: trace incomplete")
 
 func (t *traceWriter) Write(p []byte) (int, error) {
 	t.mu.Lock()
@@ -467,11 +475,25 @@ func (t *traceWriter) Write(p []byte) (int, error) {
 	return t.w.Write(p)
 }
 
-func (t *traceWriter) write(v any) error {
+// write writes one record; a failure is kept (the first one) for
+// Session.traceFailure.
+func (t *traceWriter) write(v any) {
 	data, err := chat.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("agent: trace: %w", err)
+	if err == nil {
+		_, err = t.Write(append(data, '\n'))
 	}
-	_, err = t.Write(append(data, '\n'))
-	return err
+	if err != nil {
+		t.mu.Lock()
+		if t.err == nil {
+			t.err = fmt.Errorf("%w: %w", ErrTrace, err)
+		}
+		t.mu.Unlock()
+	}
+}
+
+// failure is the first failed write, nil when every write succeeded.
+func (t *traceWriter) failure() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }

@@ -13,7 +13,7 @@ func expectCalls(t *testing.T, js string) Expectation {
 	if err := json.Unmarshal([]byte(js), &e); err != nil {
 		t.Fatal(err)
 	}
-	return Expectation{NoCall: e.NoCall, Calls: e.Calls, Ordered: e.Ordered, ExtraArgs: e.ExtraArgs}
+	return Expectation(e)
 }
 
 func TestJudge(t *testing.T) {

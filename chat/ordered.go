@@ -35,6 +35,16 @@ func (o *Object) Get(key string) (any, bool) {
 	return nil, false
 }
 
+// Lookup returns member key of v and whether it is present, where v is an
+// ordered object (any other value has no members).
+func Lookup(v any, key string) (any, bool) {
+	o, ok := v.(*Object)
+	if !ok || o == nil {
+		return nil, false
+	}
+	return o.Get(key)
+}
+
 // DecodeOrdered decodes JSON into ordered values: *Object for objects,
 // []any for arrays, json.Number for numbers (their text kept exactly),
 // string, bool and nil.

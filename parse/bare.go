@@ -34,15 +34,6 @@ func bareOpener(format string, strict bool) *opener {
 	return nil
 }
 
-// byteStrings holds every one-byte string, so that a bare block turned
-// back into text emits its first byte without allocating.
-var byteStrings = func() (s [256]string) {
-	for i := range s {
-		s[i] = string([]byte{byte(i)})
-	}
-	return s
-}()
-
 // startBare looks at the prose s while a bare call may still start: it
 // emits the leading whitespace and opens a bare block at an identifier;
 // it returns what is left for the prose scanner (all of s once a bare

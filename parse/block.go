@@ -107,10 +107,11 @@ func (b *block) reset(op *opener, start int) {
 
 func (b *block) contentLen() int { return len(b.buf) - b.vstart }
 
-// advance examines the bytes from old on and says whether the block goes
-// on, ended (at end, a buf index), or was not a call after all. With eof
-// nothing follows buf.
-func (b *block) advance(old int, eof bool) (status, int) {
+// advance says whether the block goes on, ended (at end, a buf index), or
+// was not a call after all, reading the block's bytes from where its own
+// state (the value's tracked position, or findEnd's search) left off.
+// With eof nothing follows buf.
+func (b *block) advance(eof bool) (status, int) {
 	if !b.confirmed {
 		switch b.confirm(eof) {
 		case vMore:
@@ -119,7 +120,6 @@ func (b *block) advance(old int, eof bool) (status, int) {
 			return stReject, 0
 		}
 		b.confirmed = true
-		old = b.vstart
 	}
 	switch b.op.kind {
 	case kTag, kFence, kHarmony:

@@ -46,7 +46,7 @@ func (p *Parser) blockPieceFeed(s string) (rest string, done bool) {
 		b.buf = append(b.buf, s...)
 	}
 	p.pos += len(s)
-	st, end := b.advance(old, false)
+	st, end := b.advance(false)
 	return p.blockStep(st, end, old, s)
 }
 
@@ -119,7 +119,7 @@ func (b *block) rejectLen() int {
 // blockEOF ends the open block at end of stream.
 func (p *Parser) blockEOF() {
 	b := &p.b
-	st, end := b.advance(len(b.buf), true)
+	st, end := b.advance(true)
 	switch st {
 	case stReject:
 		if b.op.kind == kBare {

@@ -94,7 +94,6 @@ func callish(buf []byte, i int) verdict {
 	if k >= len(buf) {
 		return vMore
 	}
-	key := string(buf[j+1 : k])
 	c := skipWS(buf, k+1)
 	if c-k > 64 {
 		return vNo
@@ -102,7 +101,7 @@ func callish(buf []byte, i int) verdict {
 	if c >= len(buf) {
 		return vMore
 	}
-	if buf[c] != ':' || !callKeys[key] {
+	if buf[c] != ':' || !callKeys[string(buf[j+1:k])] {
 		return vNo
 	}
 	return vYes

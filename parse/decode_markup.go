@@ -91,7 +91,6 @@ func (p *Parser) decodeXML(s string, base int) ([]dcall, *Error) {
 			if vend < 0 {
 				a.add(pname, body[vstart:], base+j+vstart)
 				rep |= rMissingCloseTag
-				b = len(body)
 				break
 			}
 			a.add(pname, body[vstart:vstart+vend], base+j+vstart)

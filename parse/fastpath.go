@@ -264,7 +264,7 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 // acts on what advance decides.
 func (p *Parser) blockChunkStep(old int, chunk string, started bool, emit func(Event)) {
 	b := &p.b
-	st, end := b.advance(old, false)
+	st, end := b.advance(false)
 	if st == stMore {
 		if started {
 			b.laneOn()

@@ -129,13 +129,8 @@ type paramTypes struct {
 	types typeSet
 }
 
-// types returns the value types of a tool's parameter; catalog is false
-// without a catalog or when it does not have the tool.
-func (p *Parser) types(tool, name string) (pt paramTypes, catalog bool) {
-	return p.tools[tool].types(name)
-}
-
-// types is Parser.types for this tool (nil: not in the catalog).
+// types returns the value types of a parameter of this tool; catalog is
+// false when the tool is not in the catalog (t is nil).
 func (t *toolSchema) types(name string) (pt paramTypes, catalog bool) {
 	if t == nil {
 		return pt, false
@@ -169,14 +164,9 @@ func (t *toolSchema) types(name string) (pt paramTypes, catalog bool) {
 // from the model, which may invent any number).
 const maxCachedParams = 256
 
-// appendRawValue appends a raw-text parameter value, decoded by its
-// schema, as JSON. Without a schema the text is kept as a string.
-func (p *Parser) appendRawValue(dst []byte, tool, name, raw string) ([]byte, *Error) {
-	pt, _ := p.types(tool, name)
-	return p.appendTyped(dst, pt, tool, name, raw)
-}
-
-// appendTyped is appendRawValue for a parameter whose types are known.
+// appendTyped appends a raw-text parameter value, decoded by its types
+// (from the schema), as JSON. Without known types the text is kept as a
+// string.
 func (p *Parser) appendTyped(dst []byte, pt paramTypes, tool, name, raw string) ([]byte, *Error) {
 	types := pt.types
 	if !pt.known || types == 0 {

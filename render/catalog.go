@@ -217,7 +217,7 @@ func writeHarmonyTool(b *strings.Builder, t chat.Tool, params *chat.Object) {
 			b.WriteString("?")
 		}
 		b.WriteString(": " + templates.TypeScriptType(p.Value))
-		if d, ok := objLookup(p.Value, "default"); ok {
+		if d, ok := chat.Lookup(p.Value, "default"); ok {
 			j, _ := templates.PyJSON(d, 0)
 			b.WriteString(", // default: " + j)
 		}
@@ -226,16 +226,8 @@ func writeHarmonyTool(b *strings.Builder, t chat.Tool, params *chat.Object) {
 	b.WriteString("}) => any;\n\n")
 }
 
-func objLookup(v any, k string) (any, bool) {
-	o, ok := v.(*chat.Object)
-	if !ok || o == nil {
-		return nil, false
-	}
-	return o.Get(k)
-}
-
 func objGet(v any, k string) any {
-	x, _ := objLookup(v, k)
+	x, _ := chat.Lookup(v, k)
 	return x
 }
 

@@ -213,6 +213,7 @@ func sandboxRange(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, er
 		n = (start - stop - step - 1) / -step
 	}
 	if n > maxRange || n < 0 {
+		//lint:ignore ST1005 Jinja2's sandbox message, word for word
 		return jinja.Undefined(), fmt.Errorf("Range too big. The sandbox blocks ranges larger than MAX_RANGE (%d).", maxRange)
 	}
 	items := make([]jinja.Value, n)

@@ -111,13 +111,52 @@ func conformanceOutcome(j *Jinja, e conformanceEntry, c conformanceConversation,
 	case err == nil:
 		return "renders where Jinja2 raises " + want.Error, nil
 	}
-	if msg, ok := strings.CutPrefix(want.Error, "TemplateError: "); ok {
-		var te *TemplateError
-		if !errors.As(err, &te) || te.Message != msg {
-			return fmt.Sprintf("raises %v where Jinja2 raises %s", err, want.Error), nil
-		}
+	return raiseDiff(err, want.Error), nil
+}
+
+// raiseDiff says how the engine's error differs from the exception
+// Jinja2 raised ("<Class>: <message>"): "" when the engine raises the
+// same class (jinja2ExceptionClass), and for TemplateError (the
+// template's own raise_exception) the same message too.
+func raiseDiff(err error, jinja2Error string) string {
+	class, msg, _ := strings.Cut(jinja2Error, ": ")
+	got := jinja2ExceptionClass(err)
+	if got != class {
+		return fmt.Sprintf("raises %v (Jinja2 would raise %s) where Jinja2 raises %s", err, orUnknown(got), jinja2Error)
 	}
-	return "", nil
+	var te *TemplateError
+	if class == "TemplateError" && (!errors.As(err, &te) || te.Message != msg) {
+		return fmt.Sprintf("raises %v where Jinja2 raises %s", err, jinja2Error)
+	}
+	return ""
+}
+
+func orUnknown(class string) string {
+	if class == "" {
+		return "no known exception class"
+	}
+	return class
+}
+
+// jinja2ExceptionClass is the Jinja2 exception class that corresponds to
+// an error of the engine, as far as the engine's errors say ("" when
+// they do not): the template's own raise_exception is TemplateError, the
+// macro recursion guard RecursionError, a call on an undefined value
+// (a missing key, a method the value lacks: "x.strip is not callable:
+// Undefined") UndefinedError, and |items of a non-mapping TypeError.
+func jinja2ExceptionClass(err error) string {
+	var te *TemplateError
+	switch msg := err.Error(); {
+	case errors.As(err, &te):
+		return "TemplateError"
+	case errors.Is(err, ErrRecursion):
+		return "RecursionError"
+	case strings.HasSuffix(msg, "is not callable: Undefined"):
+		return "UndefinedError"
+	case strings.HasSuffix(msg, "can only get item pairs from a mapping"):
+		return "TypeError"
+	}
+	return ""
 }
 
 // styleMessages rewrites assistant tool-call messages into one of
@@ -142,7 +181,7 @@ func styleMessages(raw json.RawMessage, style string) (json.RawMessage, error) {
 		if len(calls) == 0 {
 			continue
 		}
-		if content, present := objLookup(obj, "content"); !present || content == nil {
+		if content, present := chat.Lookup(obj, "content"); !present || content == nil {
 			switch style {
 			case "hf":
 				deleteMember(obj, "content")
@@ -157,7 +196,7 @@ func styleMessages(raw json.RawMessage, style string) (json.RawMessage, error) {
 			if !ok || style != "openai" {
 				continue
 			}
-			if args, ok := objLookup(fn, "arguments"); ok {
+			if args, ok := chat.Lookup(fn, "arguments"); ok {
 				if _, isString := args.(string); !isString {
 					s, err := PyJSON(args, 0)
 					if err != nil {
@@ -352,4 +391,81 @@ func slicesContainsConstruct(ds []Deviation, construct string) bool {
 		}
 	}
 	return false
+}
+
+// TestConformanceDetectsPlantedDifference plants a difference in a golden
+// case the engine matches today, one per kind of outcome, and checks that
+// conformanceOutcome reports each: the conformance test cannot pass on a
+// case whose text, exception class or raise_exception message differs.
+func TestConformanceDetectsPlantedDifference(t *testing.T) {
+	entries, convs := loadConformance(t)
+	byID := map[string]conformanceEntry{}
+	for _, e := range entries {
+		byID[e.ID] = e
+	}
+	conv := map[string]conformanceConversation{}
+	for _, c := range convs {
+		conv[c.ID] = c
+	}
+	tests := []struct {
+		name, template, conversation, style string
+		wantClass                           string // the class of the golden, checked before planting
+		plant                               func(conformanceGolden) conformanceGolden
+	}{
+		{"text", "qwen2.5-7b-instruct", "c_call_result", "vllm", "",
+			func(g conformanceGolden) conformanceGolden { g.Text += " "; return g }},
+		{"TypeError as UndefinedError", "qwen3-coder", "c2_call_result_then_user", "openai", "TypeError",
+			func(g conformanceGolden) conformanceGolden {
+				g.Error = "UndefinedError" + strings.TrimPrefix(g.Error, "TypeError")
+				return g
+			}},
+		{"UndefinedError as TypeError", "qwen3-0.6b", "l_content_parts", "", "UndefinedError",
+			func(g conformanceGolden) conformanceGolden {
+				g.Error = "TypeError" + strings.TrimPrefix(g.Error, "UndefinedError")
+				return g
+			}},
+		{"RecursionError as TypeError", "hermes-2-pro-llama-3-8b.tool_use", "m_thinking_off", "", "RecursionError",
+			func(g conformanceGolden) conformanceGolden {
+				g.Error = "TypeError" + strings.TrimPrefix(g.Error, "RecursionError")
+				return g
+			}},
+		{"TemplateError message", "llama-3.1-8b-instruct", "d_parallel", "vllm", "TemplateError",
+			func(g conformanceGolden) conformanceGolden { g.Error += "!"; return g }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := byID[tt.template]
+			if !ok {
+				t.Fatalf("no template %s", tt.template)
+			}
+			var golden map[string]conformanceGolden
+			readJSONFile(t, filepath.Join(conformanceDir, "golden", e.ID+".json"), &golden)
+			key := tt.conversation
+			if tt.style != "" {
+				key += "." + tt.style
+			}
+			want, ok := golden[key]
+			if !ok {
+				t.Fatalf("no golden case %s", key)
+			}
+			if class, _, _ := strings.Cut(want.Error, ":"); class != tt.wantClass {
+				t.Fatalf("golden %s raises %q, want a case raising %q", key, want.Error, tt.wantClass)
+			}
+			src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := CompileJinja(e.ID, string(src), e.tokens())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := conv[tt.conversation]
+			if diff, err := conformanceOutcome(j, e, c, tt.style, want); err != nil || diff != "" {
+				t.Fatalf("unplanted case differs (%v): %s", err, diff)
+			}
+			if diff, err := conformanceOutcome(j, e, c, tt.style, tt.plant(want)); err != nil || diff == "" {
+				t.Fatalf("planted difference not reported (%v)", err)
+			}
+		})
+	}
 }

@@ -148,7 +148,7 @@ func pyType(spec any) string {
 	case "array":
 		return "list[Union[]]"
 	case "object":
-		if ap, ok := objLookup(spec, "additionalProperties"); ok {
+		if ap, ok := chat.Lookup(spec, "additionalProperties"); ok {
 			return "dict[str, " + pyType(ap) + "]"
 		}
 		return "dict"

@@ -152,7 +152,7 @@ func funcMap(family string) map[string]any {
 			return "", &TemplateError{Family: family, Message: msg}
 		},
 		"get":     objGet,
-		"has":     func(o *chat.Object, k string) bool { _, ok := objLookup(o, k); return ok },
+		"has":     func(o *chat.Object, k string) bool { _, ok := chat.Lookup(o, k); return ok },
 		"members": objMembers,
 		"kind":    kind,
 		"add":     func(a, b int) int { return a + b },
@@ -209,17 +209,9 @@ func funcMap(family string) map[string]any {
 	}
 }
 
-func objLookup(o any, k string) (any, bool) {
-	ob, ok := o.(*chat.Object)
-	if !ok || ob == nil {
-		return nil, false
-	}
-	return ob.Get(k)
-}
-
 // objGet returns member k of o, or nil.
 func objGet(o any, k string) any {
-	v, _ := objLookup(o, k)
+	v, _ := chat.Lookup(o, k)
 	return v
 }
 

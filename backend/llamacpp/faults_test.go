@@ -11,9 +11,6 @@ import (
 	"github.com/toolharness/toolharness/backend"
 )
 
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
-func errorsAs(err error, t any) bool  { return errors.As(err, t) }
-
 func TestServerErrors(t *testing.T) {
 	tests := []struct {
 		name     string

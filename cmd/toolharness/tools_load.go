@@ -19,7 +19,7 @@ import (
 	"github.com/toolharness/toolharness/registry/mcp"
 )
 
-// defaultMCPTimeout bounds an MCP server's answer to initialize.
+// defaultMCPTimeout bounds an MCP server's answer to each request.
 const defaultMCPTimeout = 30 * time.Second
 
 // toolFlags are --tools, --mcp, --mcp-timeout and --workspace, the same on
@@ -28,7 +28,7 @@ func toolFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash (or builtin:fs+bash), or a catalog `FILE` (JSON/YAML; OpenAI, Anthropic or Gemini shape; - reads stdin); comma-separated or repeated"},
 		&cli.StringSliceFlag{Name: "mcp", Usage: "an MCP server: `SPEC` is [NAME=]COMMAND ARGS… or [NAME=]http(s)://URL (repeatable)"},
-		&cli.DurationFlag{Name: "mcp-timeout", Value: defaultMCPTimeout, Usage: "how long an MCP server may take to answer initialize"},
+		&cli.DurationFlag{Name: "mcp-timeout", Value: defaultMCPTimeout, Usage: "how long an MCP server may take to answer a request (initialize, tools/list, tools/call)"},
 		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "the `DIR` file tools are confined to"},
 	}
 }
@@ -82,7 +82,7 @@ func readToolSet(c *cli.Context) (toolSet, error) {
 		if err != nil {
 			return ts, usageError(c, "--mcp %q: %s", spec, strings.TrimPrefix(err.Error(), "mcp: "))
 		}
-		s.InitTimeout = ts.mcpTimeout
+		s.Timeout = ts.mcpTimeout
 		ts.mcp = append(ts.mcp, s)
 	}
 	if hasFlag(c, "workspace") {

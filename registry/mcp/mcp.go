@@ -46,18 +46,40 @@ type Server struct {
 	Env []string
 	// Deferred registers the server's tools as deferred.
 	Deferred bool
-	// InitTimeout bounds the wait for the server's answer to initialize
-	// (a server that never answers would hang the command); 0 means
-	// DefaultInitTimeout.
-	InitTimeout time.Duration
+	// Timeout bounds the wait for the server's answer to every request:
+	// initialize, tools/list and each tools/call (a server that never
+	// answers would hang the command or the agent); 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
 }
 
-// DefaultInitTimeout is the initialize bound of a Server without one.
-const DefaultInitTimeout = 30 * time.Second
+// DefaultTimeout is the request bound of a Server without one.
+const DefaultTimeout = 30 * time.Second
 
-// ErrInitTimeout is returned (wrapped) by Connect when a server does not
-// answer initialize in time.
-var ErrInitTimeout = errors.New("mcp: no answer to initialize")
+// ErrTimeout is returned (wrapped) when a server does not answer a
+// request (initialize, tools/list, tools/call) within Server.Timeout.
+var ErrTimeout = errors.New("mcp: no answer in time")
+
+// timeout is s.Timeout, or DefaultTimeout when unset.
+func (s Server) timeout() time.Duration {
+	if s.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return s.Timeout
+}
+
+// request runs one request to the server under its deadline; a request
+// that runs past it is an ErrTimeout naming the server and what was
+// asked (the caller's own cancellation stays the caller's error).
+func (s Server) request(ctx context.Context, what string, do func(context.Context) error) error {
+	rctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	err := do(rctx)
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return fmt.Errorf("mcp: server %q did not answer %s within %s: %w", s.Name, what, s.timeout(), ErrTimeout)
+	}
+	return err
+}
 
 // ParseServer reads a --mcp value: "[NAME=]COMMAND ARGS…" or
 // "[NAME=]http(s)://…". Without NAME the name is the command's base name
@@ -125,7 +147,7 @@ type Conn struct {
 }
 
 // Connect starts (or dials) the server and initializes the session. A
-// server that does not answer initialize within s.InitTimeout is an error
+// server that does not answer initialize within s.Timeout is an error
 // naming it (and a stdio server is stopped).
 func Connect(ctx context.Context, s Server) (*Conn, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolharness", Version: "0"}, nil)
@@ -141,17 +163,16 @@ func Connect(ctx context.Context, s Server) (*Conn, error) {
 	default:
 		return nil, fmt.Errorf("mcp: server %q: set exactly one of a command and a URL", s.Name)
 	}
-	timeout := s.InitTimeout
-	if timeout <= 0 {
-		timeout = DefaultInitTimeout
+	var sess *sdk.ClientSession
+	err := s.request(ctx, "initialize", func(ctx context.Context) error {
+		var err error
+		sess, err = client.Connect(ctx, t, nil)
+		return err
+	})
+	if errors.Is(err, ErrTimeout) {
+		return nil, err
 	}
-	ictx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	sess, err := client.Connect(ictx, t, nil)
 	if err != nil {
-		if ctx.Err() == nil && ictx.Err() != nil {
-			return nil, fmt.Errorf("mcp: server %q did not answer initialize within %s: %w", s.Name, timeout, ErrInitTimeout)
-		}
 		return nil, fmt.Errorf("mcp: connect to %q: %w", s.Name, err)
 	}
 	return &Conn{server: s, session: sess}, nil
@@ -166,24 +187,50 @@ func (c *Conn) Close() error {
 }
 
 // Tools lists the server's tools as chat tools (named mcp__server__tool)
-// with whether each is read-only.
+// with whether each is read-only. The whole listing (every page) is
+// bounded by the server's Timeout; a tool whose input schema cannot be
+// used is an error naming it.
 func (c *Conn) Tools(ctx context.Context) ([]Tool, error) {
 	var out []Tool
-	for t, err := range c.session.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("mcp: list tools of %q: %w", c.server.Name, err)
+	err := c.server.request(ctx, "tools/list", func(ctx context.Context) error {
+		for t, err := range c.session.Tools(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("mcp: list tools of %q: %w", c.server.Name, err)
+			}
+			tool, err := toolOf(c.server.Name, t)
+			if err != nil {
+				return err
+			}
+			out = append(out, tool)
 		}
-		schema, err := chat.Marshal(t.InputSchema)
-		if err != nil || string(schema) == "null" {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		out = append(out, Tool{
-			Tool:     chat.Tool{Name: ToolName(c.server.Name, t.Name), Description: t.Description, Parameters: schema},
-			Remote:   t.Name,
-			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
-		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// toolOf is the registered form of one of server's tools. Its input
+// schema must encode as a JSON object: anything else would register the
+// tool without validation. A tool that sends no schema at all takes no
+// arguments.
+func toolOf(server string, t *sdk.Tool) (Tool, error) {
+	schema, err := chat.Marshal(t.InputSchema)
+	if err != nil {
+		return Tool{}, fmt.Errorf("mcp: server %q: tool %q: input schema: %w", server, t.Name, err)
+	}
+	switch trimmed := strings.TrimSpace(string(schema)); {
+	case trimmed == "null":
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	case !strings.HasPrefix(trimmed, "{"):
+		return Tool{}, fmt.Errorf("mcp: server %q: tool %q: input schema is %.40s, not a JSON object", server, t.Name, trimmed)
+	}
+	return Tool{
+		Tool:     chat.Tool{Name: ToolName(server, t.Name), Description: t.Description, Parameters: schema},
+		Remote:   t.Name,
+		ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
+	}, nil
 }
 
 // Tool is one MCP tool as registered.
@@ -230,7 +277,15 @@ func Load(ctx context.Context, r *registry.Registry, s Server) (*Conn, error) {
 
 func (c *Conn) handler(remote string) registry.Handler {
 	return func(ctx context.Context, args json.RawMessage) (string, error) {
-		res, err := c.session.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+		var res *sdk.CallToolResult
+		err := c.server.request(ctx, "tools/call "+remote, func(ctx context.Context) error {
+			var err error
+			res, err = c.session.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+			return err
+		})
+		if errors.Is(err, ErrTimeout) {
+			return "", err
+		}
 		if err != nil {
 			return "", fmt.Errorf("mcp: %s: %w", remote, err)
 		}

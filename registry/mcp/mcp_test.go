@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -152,11 +153,11 @@ func TestInitTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.server.InitTimeout = 300 * time.Millisecond
+			tt.server.Timeout = 300 * time.Millisecond
 			start := time.Now()
 			_, err := Connect(context.Background(), tt.server)
-			if !errors.Is(err, ErrInitTimeout) {
-				t.Fatalf("got %v, want ErrInitTimeout", err)
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("got %v, want ErrTimeout", err)
 			}
 			want := fmt.Sprintf("mcp: server %q did not answer initialize within 300ms", tt.server.Name)
 			if !strings.HasPrefix(err.Error(), want) {
@@ -164,6 +165,97 @@ func TestInitTimeout(t *testing.T) {
 			}
 			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("took %s", d)
+			}
+		})
+	}
+}
+
+// stallingServer is the real test server, except that it never answers
+// the given method (it waits until the test ends, whatever the client
+// asks): a server stuck after initialize.
+func stallingServer(t *testing.T, method string) string {
+	srv := mcptest.NewServer()
+	hang := make(chan struct{})
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, m string, req sdk.Request) (sdk.Result, error) {
+			if m == method {
+				<-hang
+			}
+			return next(ctx, m, req)
+		}
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(hang) })
+	return ts.URL
+}
+
+// TestRequestTimeout checks that Server.Timeout bounds tools/list and
+// tools/call as it bounds initialize: a server that answers initialize
+// and then stalls is an error naming it and the request, not a hang.
+func TestRequestTimeout(t *testing.T) {
+	tests := []struct {
+		method string
+		want   string
+	}{
+		{"tools/list", `mcp: server "stuck" did not answer tools/list within 300ms`},
+		{"tools/call", `mcp: server "stuck" did not answer tools/call add within 300ms`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method, func(t *testing.T) {
+			s := Server{Name: "stuck", URL: stallingServer(t, tt.method), Timeout: 300 * time.Millisecond}
+			start := time.Now()
+			r := registry.New(registry.Options{Approver: registry.ApproveAll{}})
+			conn, err := Load(context.Background(), r, s)
+			if err == nil {
+				defer conn.Close()
+				outs := r.Execute(context.Background(), []chat.ToolCall{{ID: "1", Name: "mcp__stuck__add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}})
+				if len(outs) != 1 || outs[0].Err == nil {
+					t.Fatalf("tools/call answered: %+v", outs)
+				}
+				err = outs[0].Err
+			}
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("got %v, want ErrTimeout", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("message %q, want it to hold %q", err, tt.want)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+}
+
+// TestToolSchema: a schema that does not encode as a JSON object is an
+// error naming the tool, never a schema that turns validation off.
+func TestToolSchema(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema any
+		want   string // "" = accepted
+		params string
+	}{
+		{name: "object", schema: map[string]any{"type": "object"}, params: `{"type":"object"}`},
+		{name: "none", schema: nil, params: `{"type":"object","properties":{}}`},
+		{name: "unencodable", schema: map[string]any{"maximum": math.NaN()}, want: `mcp: server "srv": tool "unencodable": input schema: `},
+		{name: "not an object", schema: []any{"x"}, want: `mcp: server "srv": tool "not an object": input schema is ["x"], not a JSON object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := toolOf("srv", &sdk.Tool{Name: tt.name, InputSchema: tt.schema})
+			if tt.want != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+					t.Fatalf("got %v (schema %s), want an error starting %q", err, got.Parameters, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Parameters) != tt.params {
+				t.Errorf("schema %s, want %s", got.Parameters, tt.params)
 			}
 		})
 	}
