@@ -116,6 +116,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		ar := AttemptRun{
 			Raw: a.Raw, PromptTokens: a.Usage.PromptTokens, GeneratedTokens: a.Usage.GeneratedTokens,
 			CachedTokens: a.Usage.CachedTokens, CachedKnown: a.Usage.CachedKnown, TTFT: a.TTFT, Total: a.Duration,
+			StopReason: a.StopReason,
 		}
 		for _, m := range a.Invalid {
 			ar.SchemaErrors = append(ar.SchemaErrors, Problem{Kind: m.Kind, Message: m.Message})

@@ -61,6 +61,10 @@ type Record struct {
 	NewPromptTokens    *int    `json:"new_prompt_tokens,omitempty"`
 	TTFTMillis         float64 `json:"ttft_ms,omitempty"`
 	TotalMillis        float64 `json:"total_ms,omitempty"`
+	// StopReason is how the server said the generation ended ("length":
+	// cut by the token limit, verdict truncated); absent for recorded
+	// outputs.
+	StopReason string `json:"stop_reason,omitempty"`
 	// Error is a harness or server failure of the attempt.
 	Error string `json:"error,omitempty"`
 }

@@ -52,6 +52,8 @@ type AttemptRun struct {
 	CachedTokens    int
 	CachedKnown     bool
 	TTFT, Total     time.Duration
+	// StopReason is the server's ("length": cut by the token limit).
+	StopReason string
 }
 
 // RunConfig is a live benchmark run.
@@ -299,7 +301,8 @@ func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bo
 		r.PromptTokens, r.GeneratedTokens, r.CachedTokens, r.CachedKnown = a.PromptTokens, a.GeneratedTokens, a.CachedTokens, a.CachedKnown
 		r.setReuse(a)
 		r.TTFTMillis, r.TotalMillis = millis(a.TTFT), millis(a.Total)
-		r.Verdict = Judge(j.c.Expect, a.Lenient, len(a.SchemaErrors) > 0)
+		r.StopReason = a.StopReason
+		r.Verdict = JudgeAttempt(j.c.Expect, a)
 		recs = append(recs, r)
 	}
 	if err != nil {
