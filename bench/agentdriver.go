@@ -78,6 +78,11 @@ func (d *AgentDriver) findFamily(ctx context.Context, endpoint, model string) (t
 	return templates.Lookup(name)
 }
 
+// ModelTemplate returns the chat template a model runs with on endpoint.
+func (d *AgentDriver) ModelTemplate(ctx context.Context, endpoint, model string) (templates.Family, error) {
+	return d.family(ctx, endpoint, model)
+}
+
 // RunCase implements Driver.
 func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c Case) (CaseRun, error) {
 	b, ok := d.Backends[endpoint]
@@ -85,7 +90,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		return CaseRun{}, fmt.Errorf("bench: no backend for endpoint %s", endpoint)
 	}
 	format := cell.Format
-	if format == "auto" {
+	if format == Native || format == "auto" { // "auto": results made before Native
 		format = "" // the family's native format
 	}
 	fam, err := d.family(ctx, endpoint, cell.Model)

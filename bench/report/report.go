@@ -23,6 +23,8 @@ type Meta struct {
 	Source string `json:"source,omitempty"`
 	// Generated is a timestamp; empty in tests so goldens are stable.
 	Generated string `json:"generated,omitempty"`
+	// Manifest is what produced the results, when they have one.
+	Manifest *bench.Manifest `json:"manifest,omitempty"`
 }
 
 // The output file names.
