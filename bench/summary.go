@@ -27,7 +27,10 @@ type Summary struct {
 type Group struct {
 	Model  string `json:"model"`
 	Format string `json:"format"`
-	Mode   string `json:"mode"`
+	// FormatUsed is what Format resolved to (Native: the template's own
+	// format), when it differs; formats joined by "/" if cases differed.
+	FormatUsed string `json:"format_used,omitempty"`
+	Mode       string `json:"mode"`
 	// Cases counts cases (final records), Attempts every record.
 	Cases    int `json:"cases"`
 	Attempts int `json:"attempts"`
@@ -39,13 +42,16 @@ type Group struct {
 	WrongTool      stats.Rate `json:"wrong_tool"`
 	MissedCall     stats.Rate `json:"missed_call"`
 	FalseCall      stats.Rate `json:"false_call"`
-	// Truncated counts first attempts cut by the token limit.
+	// Truncated counts first attempts cut by the token limit, over first
+	// attempts whose server said why it stopped (not recorded outputs).
 	Truncated   stats.Rate `json:"truncated"`
 	FirstTry    stats.Rate `json:"first_try_success"`
 	Within1     stats.Rate `json:"success_within_1_retry"`
 	Within2     stats.Rate `json:"success_within_2_retries"`
 	Within3     stats.Rate `json:"success_within_3_retries"`
 	MeanRetries float64    `json:"mean_retries"`
+	// MostRetries is the most retries a measured case had.
+	MostRetries int `json:"most_retries"`
 
 	// FailureKinds counts first attempts by the lenient parser's first
 	// error kind; StrictFailureKinds by StrictFailureKind.
@@ -69,12 +75,30 @@ type Group struct {
 // FormatComparison says whether two formats differ on one metric for the
 // same model and mode (two-sided two-proportion z-test at 5%).
 type FormatComparison struct {
-	Model   string           `json:"model"`
-	Mode    string           `json:"mode"`
-	Metric  string           `json:"metric"`
-	FormatA string           `json:"format_a"`
-	FormatB string           `json:"format_b"`
-	Test    stats.Comparison `json:"test"`
+	Model   string `json:"model"`
+	Mode    string `json:"mode"`
+	Metric  string `json:"metric"`
+	FormatA string `json:"format_a"`
+	FormatB string `json:"format_b"`
+	// UsedA and UsedB are what the formats resolved to (Group.FormatUsed).
+	UsedA string           `json:"format_used_a,omitempty"`
+	UsedB string           `json:"format_used_b,omitempty"`
+	Test  stats.Comparison `json:"test"`
+}
+
+// LabelA and LabelB name the formats as the reports do: "native=hermes"
+// when the format resolved to another.
+func (c FormatComparison) LabelA() string { return formatLabel(c.FormatA, c.UsedA) }
+func (c FormatComparison) LabelB() string { return formatLabel(c.FormatB, c.UsedB) }
+
+// Label names the group's format as the reports do.
+func (g Group) Label() string { return formatLabel(g.Format, g.FormatUsed) }
+
+func formatLabel(format, used string) string {
+	if used == "" {
+		return format
+	}
+	return format + "=" + used
 }
 
 // Verdict words for a comparison, used by every report.
@@ -85,9 +109,9 @@ func (c FormatComparison) Verdict() string {
 	case !c.Test.Significant:
 		return "no significant difference"
 	case c.Test.Diff < 0:
-		return c.FormatA + " higher"
+		return c.LabelA() + " higher"
 	default:
-		return c.FormatB + " higher"
+		return c.LabelB() + " higher"
 	}
 }
 
@@ -180,6 +204,7 @@ type tally struct {
 	retries, prompt, gen, ttft, total                                               []float64
 	cached, cachedPrompt                                                            int
 	cacheKnown                                                                      bool
+	used                                                                            []string // formats used, when not the one asked
 }
 
 func (t *tally) add(g *Group, r Record) {
@@ -192,6 +217,12 @@ func (t *tally) add(g *Group, r Record) {
 		t.w2.add(ok && r.Retries <= 2)
 		t.w3.add(ok && r.Retries <= 3)
 		t.retries = append(t.retries, float64(r.Retries))
+	}
+	if r.Final {
+		g.MostRetries = max(g.MostRetries, r.Retries)
+	}
+	if r.FormatUsed != "" && r.FormatUsed != r.Format && !slices.Contains(t.used, r.FormatUsed) {
+		t.used = append(t.used, r.FormatUsed)
 	}
 	if r.PromptTokens > 0 {
 		t.prompt = append(t.prompt, float64(r.PromptTokens))
@@ -217,7 +248,9 @@ func (t *tally) add(g *Group, r Record) {
 	t.strict.add(strictKind != "")
 	t.lenient.add(r.Lenient.Failed())
 	t.schema.add(len(r.SchemaErrors) > 0)
-	t.truncated.add(r.Verdict == VerdictTruncated)
+	if r.StopReason != "" {
+		t.truncated.add(r.Verdict == VerdictTruncated)
+	}
 	if kind := r.Lenient.FailureKind(); kind != "" {
 		inc(&g.FailureKinds, kind)
 	}
@@ -238,6 +271,8 @@ func (t *tally) fill(g *Group) {
 	g.WrongTool, g.MissedCall, g.FalseCall, g.Truncated = t.wrong.rate(), t.missed.rate(), t.falseCall.rate(), t.truncated.rate()
 	g.FirstTry, g.Within1, g.Within2, g.Within3 = t.first.rate(), t.w1.rate(), t.w2.rate(), t.w3.rate()
 	g.MeanRetries = stats.Mean(t.retries)
+	slices.Sort(t.used)
+	g.FormatUsed = strings.Join(t.used, "/")
 	g.PromptTokensP50, g.PromptTokensP90 = stats.Percentile(t.prompt, 0.5), stats.Percentile(t.prompt, 0.9)
 	g.GeneratedTokensP50, g.GeneratedTokensP90 = stats.Percentile(t.gen, 0.5), stats.Percentile(t.gen, 0.9)
 	g.TTFTP50, g.TTFTP95 = stats.Percentile(t.ttft, 0.5), stats.Percentile(t.ttft, 0.95)
@@ -265,12 +300,11 @@ func compareFormats(groups []Group) []FormatComparison {
 			if a.Model != b.Model || a.Mode != b.Mode || a.Format == b.Format {
 				continue
 			}
-			out = append(out,
-				FormatComparison{Model: a.Model, Mode: a.Mode, Metric: "lenient_parse_failure", FormatA: a.Format, FormatB: b.Format,
-					Test: stats.TwoProportion(a.LenientFailure, b.LenientFailure)},
-				FormatComparison{Model: a.Model, Mode: a.Mode, Metric: "first_try_success", FormatA: a.Format, FormatB: b.Format,
-					Test: stats.TwoProportion(a.FirstTry, b.FirstTry)},
-			)
+			pair := FormatComparison{Model: a.Model, Mode: a.Mode, FormatA: a.Format, FormatB: b.Format, UsedA: a.FormatUsed, UsedB: b.FormatUsed}
+			lenient, first := pair, pair
+			lenient.Metric, lenient.Test = "lenient_parse_failure", stats.TwoProportion(a.LenientFailure, b.LenientFailure)
+			first.Metric, first.Test = "first_try_success", stats.TwoProportion(a.FirstTry, b.FirstTry)
+			out = append(out, lenient, first)
 		}
 	}
 	return out
