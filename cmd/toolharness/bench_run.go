@@ -112,7 +112,9 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 		return lr, usageError(c, "--concurrency 0: run at least one case at a time")
 	}
 	var err error
-	lr.models, lr.formats, lr.modes = models, nativeAlias(c, splitList(c.StringSlice("formats"))), splitList(c.StringSlice("modes"))
+	var aliased bool
+	lr.formats, aliased = nativeAlias(splitList(c.StringSlice("formats")))
+	lr.models, lr.modes = models, splitList(c.StringSlice("modes"))
 	if lr.cells, err = bench.ParseCells(lr.models, lr.formats, lr.modes); err != nil {
 		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
 	}
@@ -130,20 +132,22 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 	if lr.endpoints, err = parseEndpoints(c); err != nil {
 		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
 	}
+	if aliased {
+		// Said once the flags are good, so a bad flag stays one line.
+		fmt.Fprintln(c.App.ErrWriter, `toolharness: --formats auto is now called "native" (the format the model's template writes calls in); "auto" still works`)
+	}
 	return lr, nil
 }
 
-// nativeAlias turns the deprecated format name "auto" into "native",
-// saying so once.
-func nativeAlias(c *cli.Context, formats []string) []string {
+// nativeAlias turns the old format name "auto" into "native" and says
+// whether it did.
+func nativeAlias(formats []string) ([]string, bool) {
 	out := slices.Clone(formats)
-	for i, f := range out {
-		if f == "auto" {
-			out[i] = bench.Native
-			fmt.Fprintln(c.App.ErrWriter, `toolharness: --formats auto is now called "native" (the model's template's own format); "auto" still works`)
-		}
+	i := slices.Index(out, "auto")
+	if i >= 0 {
+		out[i] = bench.Native
 	}
-	return out
+	return out, i >= 0
 }
 
 // runLive runs the matrix and writes the reports; it returns the summary.
