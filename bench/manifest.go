@@ -111,7 +111,6 @@ func NewSuiteID(s Suite) (*SuiteID, error) {
 // that was down) is left out.
 func (m *Manifest) keys() map[string]string {
 	k := map[string]string{
-		"command":                m.Command,
 		"toolharness.version":    m.Toolharness.Version,
 		"toolharness.revision":   m.Toolharness.Revision + map[bool]string{true: " (modified)"}[m.Toolharness.Modified],
 		"models":                 strings.Join(m.Models, ","),

@@ -75,6 +75,10 @@ func TestManifestDifferences(t *testing.T) {
 		t.Errorf("unknown server facts differ: %q", d)
 	}
 	b = testManifest(0, 512, "native")
+	b.Command, b.Flags = "compare", map[string]string{"model": "m"} // compare and bench run write the same results
+	if d := Differences(a, b); len(d) != 0 {
+		t.Errorf("another command differs: %q", d)
+	}
 	b.Servers[0].Models["m"] = "sha256:2"
 	b.Toolharness.Modified = true
 	want := "model[m]: sha256:1 → sha256:2; toolharness.revision: abc → abc (modified)"

@@ -182,6 +182,16 @@ func TestE2EBenchCLI(t *testing.T) {
 	if _, _, code = benchCLI(t, "", append([]string{"bench", "run", "--models", srv.Model, "--out", out}, common...)...); code == 0 {
 		t.Error("bench run into a directory with results, without --resume, succeeded")
 	}
+	// The manifest holds what the server said of itself, and a resume
+	// with another temperature is refused.
+	m, err := bench.ReadManifest(out)
+	if err != nil || m == nil || len(m.Servers) != 1 || m.Servers[0].Version == "" || len(m.Servers[0].Models[srv.Model]) < 12 || m.Command != "bench run" || len(m.Resumed) != 1 {
+		t.Errorf("manifest %+v (%v)", m, err)
+	}
+	_, stderr, code = benchCLI(t, "", append([]string{"bench", "run", "--models", srv.Model, "--formats", "hermes,xml", "--out", out, "--resume", "--temperature", "0.7"}, common...)...)
+	if code != 1 || !strings.Contains(stderr, "sampling.temperature: 0 → 0.7") {
+		t.Errorf("resume with another temperature: exit %d\n%s", code, stderr)
+	}
 
 	// Ctrl-C in the middle of a run: the finished cases stay, the reports
 	// are written, exit status 130; --resume finishes the rest.
