@@ -52,10 +52,13 @@ type Attempt struct {
 	ParseErrors []ParseError    `json:"parse_errors,omitempty"`
 	// Invalid are the calls the registry refused (unknown tool, invalid or
 	// malformed arguments), by call ID.
-	Invalid  []Mistake     `json:"invalid,omitempty"`
-	Usage    backend.Usage `json:"-"`
-	TTFT     time.Duration `json:"-"`
-	Duration time.Duration `json:"-"`
+	Invalid []Mistake `json:"invalid,omitempty"`
+	// StopReason is the server's: "length" is a reply cut by the token
+	// limit.
+	StopReason string        `json:"stop_reason,omitempty"`
+	Usage      backend.Usage `json:"-"`
+	TTFT       time.Duration `json:"-"`
+	Duration   time.Duration `json:"-"`
 	// Prompt is the raw prompt (raw mode) of the attempt.
 	Prompt string `json:"-"`
 }
@@ -229,7 +232,12 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	}
 	handle(p.Close())
 	a.Duration = time.Since(start)
-	a.Raw, a.Content, a.Usage = raw.String(), content.String(), resp.Usage
+	a.Raw, a.Content, a.Usage, a.StopReason = raw.String(), content.String(), resp.Usage, resp.StopReason
+	if a.StopReason == cutByLimit {
+		for i := range a.ParseErrors {
+			a.ParseErrors[i].Message += cutNote(c.Options.MaxTokens)
+		}
+	}
 	if a.TTFT == 0 {
 		a.TTFT = resp.Usage.TimeToFirstChunk
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,8 @@ type reply struct {
 	// stream cut (Consumed).
 	cutAfter int
 	notes    []string
+	// stop is the stop reason reported ("" is "stop").
+	stop string
 }
 
 // scriptBackend is a backend.Backend that answers from a script, in
@@ -66,7 +69,7 @@ func (b *scriptBackend) Generate(ctx context.Context, req backend.Request, onChu
 	if r.cutAfter > 0 {
 		return resp, &backend.Error{Kind: backend.KindStreamCut, Backend: "script", Consumed: true, Message: "connection reset"}
 	}
-	resp.StopReason = "stop"
+	resp.StopReason = cmp.Or(r.stop, "stop")
 	resp.Notes = r.notes
 	resp.Usage = backend.Usage{PromptTokens: len(req.Prompt), GeneratedTokens: len(text)}
 	return resp, nil

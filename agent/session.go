@@ -107,7 +107,10 @@ const (
 	StopMaxTurns StopReason = "max_turns"
 	StopRetries  StopReason = "retries"
 	StopContext  StopReason = "context" // the prompt no longer fits the context window
-	StopError    StopReason = "error"
+	// StopLength is a reply cut by the token limit: what the model wrote
+	// is not its whole answer.
+	StopLength StopReason = "length"
+	StopError  StopReason = "error"
 )
 
 // ErrLimit matches every *LimitError.
@@ -380,6 +383,11 @@ func (s *Session) loop(ctx context.Context) (*Exchange, error) {
 				s.notice("the model answered without the required tool call; nudging once")
 			} else {
 				ex.Answer = strings.TrimSpace(st.Answer)
+				if st.StopReason == cutByLimit {
+					ex.Stop = StopLength
+					s.finishTrace(ex)
+					return ex, &LimitError{Stop: StopLength, Detail: "the reply was cut by " + s.tokenLimit() + " before the model finished it (raise --max-tokens)"}
+				}
 				if ex.Answer == "" && strings.TrimSpace(st.Reasoning) != "" {
 					s.notice("the model's reply has no answer, only reasoning (stop reason %q): it may have run out of tokens", st.StopReason)
 				}

@@ -148,6 +148,14 @@ func (s *Session) generate(ctx context.Context, turn int, mustCall bool) (Step, 
 	resp, err := g.stream(req)
 	st.Duration = time.Since(start)
 	s.noteResponse(&st, resp, req.TokenSpans)
+	if resp.StopReason == cutByLimit {
+		// A parse error of a cut reply is the limit's doing: say so to
+		// the model and the user, or "unexpected end of JSON input" is
+		// all either sees.
+		for i := range st.Mistakes {
+			st.Mistakes[i].Message += s.cutNote()
+		}
+	}
 	st.Raw, st.Content = g.raw.String(), g.content.String()
 	st.Answer, st.Reasoning = Answer(st.Events), Reasoning(st.Events)
 

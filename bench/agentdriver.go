@@ -78,6 +78,11 @@ func (d *AgentDriver) findFamily(ctx context.Context, endpoint, model string) (t
 	return templates.Lookup(name)
 }
 
+// ModelTemplate returns the chat template a model runs with on endpoint.
+func (d *AgentDriver) ModelTemplate(ctx context.Context, endpoint, model string) (templates.Family, error) {
+	return d.family(ctx, endpoint, model)
+}
+
 // RunCase implements Driver.
 func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c Case) (CaseRun, error) {
 	b, ok := d.Backends[endpoint]
@@ -85,7 +90,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		return CaseRun{}, fmt.Errorf("bench: no backend for endpoint %s", endpoint)
 	}
 	format := cell.Format
-	if format == "auto" {
+	if format == Native || format == "auto" { // "auto": results made before Native
 		format = "" // the family's native format
 	}
 	fam, err := d.family(ctx, endpoint, cell.Model)
@@ -116,6 +121,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		ar := AttemptRun{
 			Raw: a.Raw, PromptTokens: a.Usage.PromptTokens, GeneratedTokens: a.Usage.GeneratedTokens,
 			CachedTokens: a.Usage.CachedTokens, CachedKnown: a.Usage.CachedKnown, TTFT: a.TTFT, Total: a.Duration,
+			StopReason: a.StopReason,
 		}
 		for _, m := range a.Invalid {
 			ar.SchemaErrors = append(ar.SchemaErrors, Problem{Kind: m.Kind, Message: m.Message})

@@ -151,7 +151,7 @@ func TestAgentDriverKeepsGenerationError(t *testing.T) {
 
 // TestAgentDriverOwnTemplateModes runs a case with a model's own template
 // outside the built-in families (GLM-4.5's) in both modes with the
-// "auto" format: raw mode uses the call syntax derived from the template
+// native format: raw mode uses the call syntax derived from the template
 // (the template writes catalog and calls), chat mode the family's default
 // text format, since only the template can write the derived syntax.
 func TestAgentDriverOwnTemplateModes(t *testing.T) {
@@ -168,7 +168,7 @@ func TestAgentDriverOwnTemplateModes(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			d := &AgentDriver{Backends: map[string]backend.Backend{"e": &recordingBackend{}},
 				Family: func(context.Context, string, string) (templates.Family, error) { return fam, nil }}
-			run, err := d.RunCase(context.Background(), "e", Cell{Model: "m", Format: "auto", Mode: tt.mode}, suite.Cases[0])
+			run, err := d.RunCase(context.Background(), "e", Cell{Model: "m", Format: Native, Mode: tt.mode}, suite.Cases[0])
 			if err != nil {
 				t.Fatalf("RunCase: %v", err)
 			}

@@ -21,7 +21,8 @@ type Record struct {
 	ID     string `json:"id"`
 	Model  string `json:"model"`
 	Format string `json:"format"`
-	// FormatUsed is the format actually prompted when Format is "auto".
+	// FormatUsed is the format actually prompted when Format is Native
+	// ("auto" in results made before).
 	FormatUsed string `json:"format_used,omitempty"`
 	Mode       string `json:"mode"`
 	Category   string `json:"category,omitempty"`
@@ -61,6 +62,10 @@ type Record struct {
 	NewPromptTokens    *int    `json:"new_prompt_tokens,omitempty"`
 	TTFTMillis         float64 `json:"ttft_ms,omitempty"`
 	TotalMillis        float64 `json:"total_ms,omitempty"`
+	// StopReason is how the server said the generation ended ("length":
+	// cut by the token limit, verdict truncated); absent for recorded
+	// outputs.
+	StopReason string `json:"stop_reason,omitempty"`
 	// Error is a harness or server failure of the attempt.
 	Error string `json:"error,omitempty"`
 }
@@ -138,6 +143,12 @@ func OpenResults(dir string, resume bool) (*ResultsWriter, []Record, error) {
 		return nil, nil, fmt.Errorf("bench: %w", err)
 	}
 	return &ResultsWriter{f: f}, kept, nil
+}
+
+// hasResults reports whether DIR/results.jsonl holds anything.
+func hasResults(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, ResultsFile))
+	return err == nil && st.Size() > 0
 }
 
 // WriteCase appends the records of one case and syncs the file.

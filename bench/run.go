@@ -17,7 +17,7 @@ import (
 // Cell is one point of the run matrix.
 type Cell struct {
 	Model  string
-	Format string // a parse format, or "auto" for the model family's own
+	Format string // a parse format, or Native for the model template's own
 	Mode   string // "raw" or "chat"
 }
 
@@ -36,7 +36,7 @@ type Driver interface {
 
 // CaseRun is what a driver reports about one case.
 type CaseRun struct {
-	// FormatUsed is the format the prompt asked for (auto resolved).
+	// FormatUsed is the format the prompt asked for (Native resolved).
 	FormatUsed string
 	Attempts   []AttemptRun
 }
@@ -52,6 +52,8 @@ type AttemptRun struct {
 	CachedTokens    int
 	CachedKnown     bool
 	TTFT, Total     time.Duration
+	// StopReason is the server's ("length": cut by the token limit).
+	StopReason string
 }
 
 // RunConfig is a live benchmark run.
@@ -67,6 +69,9 @@ type RunConfig struct {
 	// Progress receives progress updates (may be nil), one call at a
 	// time and in order.
 	Progress func(Progress)
+	// Manifest, when set, is written to Out/manifest.json; a Resume into
+	// a directory whose manifest differs from it is refused.
+	Manifest *Manifest
 }
 
 // Progress is the state of a run, sent after every finished case.
@@ -152,11 +157,25 @@ func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {
 	if cfg.Driver == nil || len(cfg.Endpoints) == 0 || len(cfg.Cells) == 0 || len(cfg.Suite.Cases) == 0 {
 		return res, errors.New("bench: run needs a driver, endpoints, cells and cases")
 	}
+	manifest := cfg.Manifest
+	if manifest != nil && cfg.Resume {
+		// Checked before the results are opened: opening them for a
+		// resume rewrites the file.
+		var err error
+		if manifest, err = checkResume(cfg.Out, manifest, hasResults(cfg.Out)); err != nil {
+			return res, err
+		}
+	}
 	w, kept, err := OpenResults(cfg.Out, cfg.Resume)
 	if err != nil {
 		return res, err
 	}
 	defer w.Close()
+	if manifest != nil {
+		if err := WriteManifest(cfg.Out, manifest); err != nil {
+			return res, err
+		}
+	}
 	jobs, total, skipped := plan(cfg, kept)
 	res.Skipped = skipped
 	// Every job is queued up front, so a worker that stops leaves its
@@ -299,7 +318,8 @@ func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bo
 		r.PromptTokens, r.GeneratedTokens, r.CachedTokens, r.CachedKnown = a.PromptTokens, a.GeneratedTokens, a.CachedTokens, a.CachedKnown
 		r.setReuse(a)
 		r.TTFTMillis, r.TotalMillis = millis(a.TTFT), millis(a.Total)
-		r.Verdict = Judge(j.c.Expect, a.Lenient, len(a.SchemaErrors) > 0)
+		r.StopReason = a.StopReason
+		r.Verdict = JudgeAttempt(j.c.Expect, a)
 		recs = append(recs, r)
 	}
 	if err != nil {
@@ -322,7 +342,12 @@ func runJob(ctx context.Context, d Driver, endpoint string, j job) ([]Record, bo
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// Formats are the formats a cell may name besides "auto": those a prompt
+// Native is the cell format that stands for the format the model's chat
+// template writes calls in (its family's own). Results made before it had
+// this name say "auto", which is parse's word for "guess the format".
+const Native = "native"
+
+// Formats are the formats a cell may name besides Native: those a prompt
 // can be written in (render.Formats) and read back from (parse.Formats).
 func Formats() []string {
 	var out []string
@@ -335,13 +360,13 @@ func Formats() []string {
 }
 
 // ParseCells builds the matrix of models × formats × modes. Every value is
-// checked before anything runs: a format must be "auto" or one of
+// checked before anything runs: a format must be Native or one of
 // Formats(), a mode raw or chat, and no value may be given twice.
 func ParseCells(models, formats, modes []string) ([]Cell, error) {
 	if len(models) == 0 || len(formats) == 0 || len(modes) == 0 {
 		return nil, errors.New("bench: give at least one model, format and mode")
 	}
-	known := append(Formats(), "auto")
+	known := append(Formats(), Native)
 	checks := []struct {
 		flag string
 		vals []string
@@ -349,7 +374,7 @@ func ParseCells(models, formats, modes []string) ([]Cell, error) {
 	}{
 		{"--models", models, func(string) error { return nil }},
 		{"--formats", formats, func(f string) error {
-			if f == "auto" || slices.Contains(known, f) {
+			if slices.Contains(known, f) {
 				return nil
 			}
 			return fmt.Errorf("bench: --formats %q: want one of %s", f, strings.Join(known, ", "))

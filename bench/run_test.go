@@ -209,7 +209,7 @@ func TestRunCancelAndResume(t *testing.T) {
 }
 
 func TestParseCells(t *testing.T) {
-	cells, err := ParseCells([]string{"a", "b"}, []string{"hermes", "auto"}, []string{"raw", "chat"})
+	cells, err := ParseCells([]string{"a", "b"}, []string{"hermes", Native}, []string{"raw", "chat"})
 	if err != nil || len(cells) != 8 || cells[0] != (Cell{"a", "hermes", "raw"}) {
 		t.Errorf("cells %v err %v", cells, err)
 	}

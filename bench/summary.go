@@ -21,12 +21,16 @@ type Summary struct {
 // (a retry sees the error message and is a different question);
 // missed-call and wrong-tool rates count first attempts of cases that
 // expect calls, false-call rates those of restraint cases; success rates
-// count cases that have an expectation. Attempts that failed in the harness or server (Error set)
-// are counted in Errors and left out of every rate.
+// count cases that have an expectation. A case any of whose requests failed
+// in the harness or server (Error set on any attempt) is counted in Errors
+// and left out of every rate, even when an earlier attempt was judged.
 type Group struct {
 	Model  string `json:"model"`
 	Format string `json:"format"`
-	Mode   string `json:"mode"`
+	// FormatUsed is what Format resolved to (Native: the template's own
+	// format), when it differs; formats joined by "/" if cases differed.
+	FormatUsed string `json:"format_used,omitempty"`
+	Mode       string `json:"mode"`
 	// Cases counts cases (final records), Attempts every record.
 	Cases    int `json:"cases"`
 	Attempts int `json:"attempts"`
@@ -38,11 +42,16 @@ type Group struct {
 	WrongTool      stats.Rate `json:"wrong_tool"`
 	MissedCall     stats.Rate `json:"missed_call"`
 	FalseCall      stats.Rate `json:"false_call"`
-	FirstTry       stats.Rate `json:"first_try_success"`
-	Within1        stats.Rate `json:"success_within_1_retry"`
-	Within2        stats.Rate `json:"success_within_2_retries"`
-	Within3        stats.Rate `json:"success_within_3_retries"`
-	MeanRetries    float64    `json:"mean_retries"`
+	// Truncated counts first attempts cut by the token limit, over first
+	// attempts whose server said why it stopped (not recorded outputs).
+	Truncated   stats.Rate `json:"truncated"`
+	FirstTry    stats.Rate `json:"first_try_success"`
+	Within1     stats.Rate `json:"success_within_1_retry"`
+	Within2     stats.Rate `json:"success_within_2_retries"`
+	Within3     stats.Rate `json:"success_within_3_retries"`
+	MeanRetries float64    `json:"mean_retries"`
+	// MostRetries is the most retries a measured case had.
+	MostRetries int `json:"most_retries"`
 
 	// FailureKinds counts first attempts by the lenient parser's first
 	// error kind; StrictFailureKinds by StrictFailureKind.
@@ -66,12 +75,30 @@ type Group struct {
 // FormatComparison says whether two formats differ on one metric for the
 // same model and mode (two-sided two-proportion z-test at 5%).
 type FormatComparison struct {
-	Model   string           `json:"model"`
-	Mode    string           `json:"mode"`
-	Metric  string           `json:"metric"`
-	FormatA string           `json:"format_a"`
-	FormatB string           `json:"format_b"`
-	Test    stats.Comparison `json:"test"`
+	Model   string `json:"model"`
+	Mode    string `json:"mode"`
+	Metric  string `json:"metric"`
+	FormatA string `json:"format_a"`
+	FormatB string `json:"format_b"`
+	// UsedA and UsedB are what the formats resolved to (Group.FormatUsed).
+	UsedA string           `json:"format_used_a,omitempty"`
+	UsedB string           `json:"format_used_b,omitempty"`
+	Test  stats.Comparison `json:"test"`
+}
+
+// LabelA and LabelB name the formats as the reports do: "native=hermes"
+// when the format resolved to another.
+func (c FormatComparison) LabelA() string { return formatLabel(c.FormatA, c.UsedA) }
+func (c FormatComparison) LabelB() string { return formatLabel(c.FormatB, c.UsedB) }
+
+// Label names the group's format as the reports do.
+func (g Group) Label() string { return formatLabel(g.Format, g.FormatUsed) }
+
+func formatLabel(format, used string) string {
+	if used == "" {
+		return format
+	}
+	return format + "=" + used
 }
 
 // Verdict words for a comparison, used by every report.
@@ -82,9 +109,9 @@ func (c FormatComparison) Verdict() string {
 	case !c.Test.Significant:
 		return "no significant difference"
 	case c.Test.Diff < 0:
-		return c.FormatA + " higher"
+		return c.LabelA() + " higher"
 	default:
-		return c.FormatB + " higher"
+		return c.LabelB() + " higher"
 	}
 }
 
@@ -123,84 +150,137 @@ func (c *counter) add(hit bool) {
 
 func (c counter) rate() stats.Rate { return stats.NewRate(c.k, c.n) }
 
+// caseSpans splits a group's records into cases: each case's records are
+// written together and end with its final record.
+func caseSpans(recs []Record) [][]Record {
+	var out [][]Record
+	start := 0
+	for i, r := range recs {
+		if r.Final {
+			out = append(out, recs[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(recs) {
+		out = append(out, recs[start:]) // a case without its final record
+	}
+	return out
+}
+
+// failed reports whether any request of a case failed in the harness or
+// server: such a case is an error, whatever its earlier attempts said.
+func failed(c []Record) bool {
+	return slices.ContainsFunc(c, func(r Record) bool { return r.Error != "" })
+}
+
 func summarizeGroup(k groupKey, recs []Record) Group {
 	g := Group{Model: k.model, Format: k.format, Mode: k.mode, Verdicts: map[string]int{}}
-	var strict, lenient, schema, wrong, missed, falseCall, first, w1, w2, w3 counter
-	var retries, prompt, gen, ttft, total []float64
-	var cached, cachedPrompt int
-	cacheKnown := false
-	for _, r := range recs {
-		g.Attempts++
-		if r.Final {
+	var t tally
+	for _, c := range caseSpans(recs) {
+		g.Attempts += len(c)
+		last := c[len(c)-1]
+		if last.Final {
 			g.Cases++
-			g.Verdicts[string(r.Verdict)]++
-			// Success needs something to be right about: cases without an
-			// expectation (some corpus records) count only in parse rates.
-			scored := len(r.Expected) > 0 || r.ExpectNoCall
-			if scored && (r.Error == "" || r.Attempt > 0) {
-				ok := r.Success
-				first.add(ok && r.Retries == 0)
-				w1.add(ok && r.Retries <= 1)
-				w2.add(ok && r.Retries <= 2)
-				w3.add(ok && r.Retries <= 3)
-				retries = append(retries, float64(r.Retries))
-			}
+			g.Verdicts[string(last.Verdict)]++
 		}
-		if r.Error != "" {
+		if failed(c) {
+			// Left out of every rate, timing and kind count: a failed
+			// request measured nothing about the model.
 			g.Errors++
 			continue
 		}
-		if r.PromptTokens > 0 {
-			prompt = append(prompt, float64(r.PromptTokens))
-		}
-		if r.GeneratedTokens > 0 {
-			gen = append(gen, float64(r.GeneratedTokens))
-		}
-		if r.TTFTMillis > 0 {
-			ttft = append(ttft, r.TTFTMillis)
-		}
-		if r.TotalMillis > 0 {
-			total = append(total, r.TotalMillis)
-		}
-		if r.CachedKnown {
-			cacheKnown = true
-			cached += r.CachedTokens
-			cachedPrompt += r.PromptTokens
-		}
-		if r.Attempt != 0 {
-			continue
-		}
-		strictKind := StrictFailureKind(r.Strict, r.Lenient)
-		strict.add(strictKind != "")
-		lenient.add(r.Lenient.Failed())
-		schema.add(len(r.SchemaErrors) > 0)
-		if kind := r.Lenient.FailureKind(); kind != "" {
-			inc(&g.FailureKinds, kind)
-		}
-		if strictKind != "" {
-			inc(&g.StrictFailureKinds, strictKind)
-		}
-		if len(r.Expected) > 0 {
-			wrong.add(r.Verdict == VerdictWrongTool)
-			missed.add(r.Verdict == VerdictMissedCall)
-		}
-		if r.ExpectNoCall {
-			falseCall.add(r.Verdict == VerdictFalseCall)
+		for _, r := range c {
+			t.add(&g, r)
 		}
 	}
-	g.StrictFailure, g.LenientFailure, g.SchemaInvalid = strict.rate(), lenient.rate(), schema.rate()
-	g.WrongTool, g.MissedCall, g.FalseCall = wrong.rate(), missed.rate(), falseCall.rate()
-	g.FirstTry, g.Within1, g.Within2, g.Within3 = first.rate(), w1.rate(), w2.rate(), w3.rate()
-	g.MeanRetries = stats.Mean(retries)
-	g.PromptTokensP50, g.PromptTokensP90 = stats.Percentile(prompt, 0.5), stats.Percentile(prompt, 0.9)
-	g.GeneratedTokensP50, g.GeneratedTokensP90 = stats.Percentile(gen, 0.5), stats.Percentile(gen, 0.9)
-	g.TTFTP50, g.TTFTP95 = stats.Percentile(ttft, 0.5), stats.Percentile(ttft, 0.95)
-	g.TotalP50, g.TotalP95 = stats.Percentile(total, 0.5), stats.Percentile(total, 0.95)
-	if cacheKnown && cachedPrompt > 0 {
-		v := float64(cached) / float64(cachedPrompt)
+	t.fill(&g)
+	return g
+}
+
+// tally gathers the rates of a group over the records of its measured
+// cases.
+type tally struct {
+	strict, lenient, schema, wrong, missed, falseCall, truncated, first, w1, w2, w3 counter
+	retries, prompt, gen, ttft, total                                               []float64
+	cached, cachedPrompt                                                            int
+	cacheKnown                                                                      bool
+	used                                                                            []string // formats used, when not the one asked
+}
+
+func (t *tally) add(g *Group, r Record) {
+	if r.Final && (len(r.Expected) > 0 || r.ExpectNoCall) {
+		// Success needs something to be right about: cases without an
+		// expectation (some corpus records) count only in parse rates.
+		ok := r.Success
+		t.first.add(ok && r.Retries == 0)
+		t.w1.add(ok && r.Retries <= 1)
+		t.w2.add(ok && r.Retries <= 2)
+		t.w3.add(ok && r.Retries <= 3)
+		t.retries = append(t.retries, float64(r.Retries))
+	}
+	if r.Final {
+		g.MostRetries = max(g.MostRetries, r.Retries)
+	}
+	if r.FormatUsed != "" && r.FormatUsed != r.Format && !slices.Contains(t.used, r.FormatUsed) {
+		t.used = append(t.used, r.FormatUsed)
+	}
+	if r.PromptTokens > 0 {
+		t.prompt = append(t.prompt, float64(r.PromptTokens))
+	}
+	if r.GeneratedTokens > 0 {
+		t.gen = append(t.gen, float64(r.GeneratedTokens))
+	}
+	if r.TTFTMillis > 0 {
+		t.ttft = append(t.ttft, r.TTFTMillis)
+	}
+	if r.TotalMillis > 0 {
+		t.total = append(t.total, r.TotalMillis)
+	}
+	if r.CachedKnown {
+		t.cacheKnown = true
+		t.cached += r.CachedTokens
+		t.cachedPrompt += r.PromptTokens
+	}
+	if r.Attempt != 0 {
+		return
+	}
+	strictKind := StrictFailureKind(r.Strict, r.Lenient)
+	t.strict.add(strictKind != "")
+	t.lenient.add(r.Lenient.Failed())
+	t.schema.add(len(r.SchemaErrors) > 0)
+	if r.StopReason != "" {
+		t.truncated.add(r.Verdict == VerdictTruncated)
+	}
+	if kind := r.Lenient.FailureKind(); kind != "" {
+		inc(&g.FailureKinds, kind)
+	}
+	if strictKind != "" {
+		inc(&g.StrictFailureKinds, strictKind)
+	}
+	if len(r.Expected) > 0 {
+		t.wrong.add(r.Verdict == VerdictWrongTool)
+		t.missed.add(r.Verdict == VerdictMissedCall)
+	}
+	if r.ExpectNoCall {
+		t.falseCall.add(r.Verdict == VerdictFalseCall)
+	}
+}
+
+func (t *tally) fill(g *Group) {
+	g.StrictFailure, g.LenientFailure, g.SchemaInvalid = t.strict.rate(), t.lenient.rate(), t.schema.rate()
+	g.WrongTool, g.MissedCall, g.FalseCall, g.Truncated = t.wrong.rate(), t.missed.rate(), t.falseCall.rate(), t.truncated.rate()
+	g.FirstTry, g.Within1, g.Within2, g.Within3 = t.first.rate(), t.w1.rate(), t.w2.rate(), t.w3.rate()
+	g.MeanRetries = stats.Mean(t.retries)
+	slices.Sort(t.used)
+	g.FormatUsed = strings.Join(t.used, "/")
+	g.PromptTokensP50, g.PromptTokensP90 = stats.Percentile(t.prompt, 0.5), stats.Percentile(t.prompt, 0.9)
+	g.GeneratedTokensP50, g.GeneratedTokensP90 = stats.Percentile(t.gen, 0.5), stats.Percentile(t.gen, 0.9)
+	g.TTFTP50, g.TTFTP95 = stats.Percentile(t.ttft, 0.5), stats.Percentile(t.ttft, 0.95)
+	g.TotalP50, g.TotalP95 = stats.Percentile(t.total, 0.5), stats.Percentile(t.total, 0.95)
+	if t.cacheKnown && t.cachedPrompt > 0 {
+		v := float64(t.cached) / float64(t.cachedPrompt)
 		g.CacheReuse = &v
 	}
-	return g
 }
 
 func inc(m *map[string]int, k string) {
@@ -220,12 +300,11 @@ func compareFormats(groups []Group) []FormatComparison {
 			if a.Model != b.Model || a.Mode != b.Mode || a.Format == b.Format {
 				continue
 			}
-			out = append(out,
-				FormatComparison{Model: a.Model, Mode: a.Mode, Metric: "lenient_parse_failure", FormatA: a.Format, FormatB: b.Format,
-					Test: stats.TwoProportion(a.LenientFailure, b.LenientFailure)},
-				FormatComparison{Model: a.Model, Mode: a.Mode, Metric: "first_try_success", FormatA: a.Format, FormatB: b.Format,
-					Test: stats.TwoProportion(a.FirstTry, b.FirstTry)},
-			)
+			pair := FormatComparison{Model: a.Model, Mode: a.Mode, FormatA: a.Format, FormatB: b.Format, UsedA: a.FormatUsed, UsedB: b.FormatUsed}
+			lenient, first := pair, pair
+			lenient.Metric, lenient.Test = "lenient_parse_failure", stats.TwoProportion(a.LenientFailure, b.LenientFailure)
+			first.Metric, first.Test = "first_try_success", stats.TwoProportion(a.FirstTry, b.FirstTry)
+			out = append(out, lenient, first)
 		}
 	}
 	return out

@@ -109,9 +109,26 @@ const (
 	VerdictWrongTool     Verdict = "wrong_tool"
 	VerdictWrongArgs     Verdict = "wrong_args"
 	VerdictWrongCount    Verdict = "wrong_count"
+	// VerdictTruncated is a generation the token limit cut: the output is
+	// not what the model would have written, so it is not judged.
+	VerdictTruncated Verdict = "truncated"
 	// VerdictError is a harness or server failure: no model output to judge.
 	VerdictError Verdict = "error"
 )
+
+// StopLength is the stop reason of a generation cut by the token limit
+// (backend.Response.StopReason).
+const StopLength = "length"
+
+// JudgeAttempt scores one generation. How the generation ended comes
+// before what it says: a cut output is VerdictTruncated whatever it
+// holds. Otherwise the output is judged (Judge).
+func JudgeAttempt(exp Expectation, a AttemptRun) Verdict {
+	if a.StopReason == StopLength {
+		return VerdictTruncated
+	}
+	return Judge(exp, a.Lenient, len(a.SchemaErrors) > 0)
+}
 
 // Success reports whether the verdict counts as a successful attempt.
 func (v Verdict) Success() bool { return v == VerdictOK || v == VerdictUnscored }

@@ -54,7 +54,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	page := "file://" + filepath.Join(dir, ReportHTML)
 	dom := runChromium(t, "--dump-dom", page)
 
-	for _, id := range []string{"chart-failure", "chart-retries", "chart-latency", "summary", "kinds", "comparisons"} {
+	for _, id := range []string{"chart-failure", "chart-retries", "chart-latency", "summary", "success", "kinds", "comparisons"} {
 		if !strings.Contains(dom, `id="`+id+`"`) {
 			t.Errorf("rendered DOM has no #%s", id)
 		}
@@ -73,8 +73,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if n := count(`<rect class="bar (first|r1|r2|r3|failed)"`); n < len(s.Groups) {
 		t.Errorf("%d retry segments, want at least one per group", n)
 	}
-	if n := count(`<tr><td class="l">`); n != 2*len(s.Groups)+len(s.Comparisons) {
-		t.Errorf("%d table rows, want %d", n, 2*len(s.Groups)+len(s.Comparisons))
+	if n := count(`<tr><td class="l">`); n != 3*len(s.Groups)+len(s.Comparisons) {
+		t.Errorf("%d table rows, want %d", n, 3*len(s.Groups)+len(s.Comparisons))
 	}
 	// The escaped model name is text, not markup, after parsing.
 	if strings.Contains(dom, "<b>tiny</b>") || !strings.Contains(dom, "&lt;b&gt;tiny&lt;/b&gt; &amp; co") {
@@ -82,5 +82,52 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 	if shot := os.Getenv("BENCH_SCREENSHOT"); shot != "" {
 		runChromium(t, "--screenshot="+shot, "--window-size=1040,1400", "--hide-scrollbars", page)
+	}
+}
+
+// brokenWords is a script that lists, in the body's data-broken
+// attribute, every word of a table cell the browser laid out over more
+// than one line.
+const brokenWords = `<script>
+const broken = [];
+for (const cell of document.querySelectorAll("td, th")) {
+  const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    for (const m of n.data.matchAll(/\S+/g)) {
+      const r = document.createRange();
+      r.setStart(n, m.index);
+      r.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+}
+document.body.setAttribute("data-broken", broken.join(" | ") || "none");
+</script>`
+
+// TestHTMLWordsNeverBreak lays the report out in a narrow window and
+// checks that no word of any table is split over two lines ("record ed").
+func TestHTMLWordsNeverBreak(t *testing.T) {
+	dir := t.TempDir()
+	var recs []bench.Record
+	for _, r := range longNames() {
+		r.Mode = "recorded"
+		recs = append(recs, r)
+	}
+	var page strings.Builder
+	if err := HTML(&page, bench.Summarize(recs), Meta{Title: "words", Manifest: fixtureManifest(3)}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "page.html")
+	if err := os.WriteFile(path, []byte(strings.Replace(page.String(), "</body>", brokenWords+"</body>", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := runChromium(t, "--window-size=640,900", "--dump-dom", "file://"+path)
+	m := regexp.MustCompile(`data-broken="([^"]*)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the check did not run:\n%.2000s", dom)
+	}
+	if m[1] != "none" {
+		t.Errorf("words broken over two lines: %s", m[1])
 	}
 }

@@ -20,14 +20,16 @@ var htmlTemplate string
 // function or by the chart builders.
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct": Pct,
-	// cell is a rate for a table cell: the estimate, the interval below.
+	// cell is a rate for a table cell: the estimate, k/n and the
+	// interval below.
 	"cell": func(r stats.Rate) string {
 		if !r.Measured() {
 			return "–"
 		}
-		return fmt.Sprintf(`%.1f%%<br><small>%.1f–%.1f</small>`, 100*r.P, 100*r.Lo, 100*r.Hi)
+		return fmt.Sprintf(`%.1f%%<br><small>%d/%d</small><br><small>%.1f–%.1f</small>`, 100*r.P, r.K, r.N, 100*r.Lo, 100*r.Hi)
 	},
-	"esc": html.EscapeString,
+	"esc":    html.EscapeString,
+	"format": FormatLabel,
 	"kinds": func(m map[string]int) string {
 		return orDash(kinds(m))
 	},
@@ -35,24 +37,43 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 }).Parse(htmlTemplate))
 
 type pageData struct {
-	Meta         Meta
-	Summary      bench.Summary
-	Rates        []rateColumn
+	Meta    Meta
+	Summary bench.Summary
+	Rates   []rateColumn
+	// Success are the first-try and retry columns, shown apart when
+	// some case could be retried (ShowRetries); Run: the manifest's lines.
+	Success      []rateColumn
+	ShowRetries  bool
+	Run          []string
 	FailChart    string
 	RetryChart   string
 	LatencyChart string
 }
 
-// HTML writes report.html.
+// HTML writes report.html. A section with nothing to show is left out:
+// retries when no case could be retried (recorded outputs,
+// --max-retries 0), latency when nothing was timed.
 func HTML(w io.Writer, s bench.Summary, m Meta) error {
 	if m.Title == "" {
 		m.Title = "toolharness benchmark"
 	}
-	d := pageData{
-		Meta: m, Summary: s, Rates: rateColumns[:7],
-		FailChart:    failureChart(s.Groups),
-		RetryChart:   retryChart(s.Groups),
-		LatencyChart: latencyChart(s.Groups),
+	retries := retryBudget(s, m)
+	cols := summaryColumns(s, m)
+	d := pageData{Meta: m, Summary: s, Rates: cols, ShowRetries: retries > 0, FailChart: failureChart(s.Groups)}
+	if retries > 0 {
+		// The summary keeps first-try success; the rest is a table apart,
+		// so that neither is wider than the page.
+		n := len(cols) - retries
+		d.Rates, d.Success = cols[:n], cols[n-1:]
+	}
+	if m.Manifest != nil {
+		d.Run = m.Manifest.Lines()
+	}
+	if retries > 0 {
+		d.RetryChart = retryChart(s.Groups, retries)
+	}
+	if hasTimings(s) {
+		d.LatencyChart = latencyChart(s.Groups)
 	}
 	return page.Execute(w, d)
 }
@@ -64,7 +85,7 @@ type labeler struct{ format, mode bool }
 func newLabeler(groups []bench.Group) labeler {
 	l := labeler{}
 	for _, g := range groups {
-		l.format = l.format || g.Format != groups[0].Format
+		l.format = l.format || FormatLabel(g) != FormatLabel(groups[0])
 		l.mode = l.mode || g.Mode != groups[0].Mode
 	}
 	return l
@@ -76,7 +97,7 @@ const maxLabel = 46
 func (l labeler) label(g bench.Group) string {
 	parts := []string{g.Model}
 	if l.format {
-		parts = append(parts, g.Format)
+		parts = append(parts, FormatLabel(g))
 	}
 	if l.mode {
 		parts = append(parts, g.Mode)
@@ -89,7 +110,7 @@ func (l labeler) label(g bench.Group) string {
 }
 
 func groupLabel(g bench.Group) string {
-	return strings.Join([]string{g.Model, g.Format, g.Mode}, " · ")
+	return strings.Join([]string{g.Model, FormatLabel(g), g.Mode}, " · ")
 }
 
 const (
@@ -164,9 +185,9 @@ func failureChart(groups []bench.Group) string {
 	return b.String()
 }
 
-// retryChart: share of cases succeeding first try, after 1, 2, 3 retries,
-// and failing, as one stacked bar per group.
-func retryChart(groups []bench.Group) string {
+// retryChart: share of cases succeeding first try, after 1 … retries
+// retries (at most 3), and failing, as one stacked bar per group.
+func retryChart(groups []bench.Group, retries int) string {
 	var b strings.Builder
 	const bh, gap = 16, 8
 	height := axisTop + len(groups)*(bh+gap) + 30
@@ -180,17 +201,24 @@ func retryChart(groups []bench.Group) string {
 			y += bh + gap
 			continue
 		}
+		within := []float64{g.FirstTry.P, g.Within1.P, g.Within2.P, g.Within3.P}[:retries+1]
 		segs := []struct {
 			class string
 			p     float64
 			name  string
-		}{
-			{"first", g.FirstTry.P, "first try"},
-			{"r1", g.Within1.P - g.FirstTry.P, "after 1 retry"},
-			{"r2", g.Within2.P - g.Within1.P, "after 2 retries"},
-			{"r3", g.Within3.P - g.Within2.P, "after 3 retries"},
-			{"failed", 1 - g.Within3.P, "failed"},
+		}{{"first", g.FirstTry.P, "first try"}}
+		for k := 1; k <= retries; k++ {
+			segs = append(segs, struct {
+				class string
+				p     float64
+				name  string
+			}{fmt.Sprintf("r%d", k), within[k] - within[k-1], retryWords(k)})
 		}
+		segs = append(segs, struct {
+			class string
+			p     float64
+			name  string
+		}{"failed", 1 - within[retries], "failed"})
 		x := float64(labelWidth)
 		for _, s := range segs {
 			if s.p <= 0 {
@@ -205,9 +233,20 @@ func retryChart(groups []bench.Group) string {
 			labelWidth+plotWidth+6, y+bh-3, 100*g.FirstTry.P, g.MeanRetries)
 		y += bh + gap
 	}
-	legend(&b, height-20, [][2]string{{"first", "first try"}, {"r1", "1 retry"}, {"r2", "2 retries"}, {"r3", "3 retries"}, {"failed", "failed"}})
+	items := [][2]string{{"first", "first try"}}
+	for k := 1; k <= retries; k++ {
+		items = append(items, [2]string{fmt.Sprintf("r%d", k), strings.TrimPrefix(retryWords(k), "after ")})
+	}
+	legend(&b, height-20, append(items, [2]string{"failed", "failed"}))
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+func retryWords(k int) string {
+	if k == 1 {
+		return "after 1 retry"
+	}
+	return fmt.Sprintf("after %d retries", k)
 }
 
 // latencyChart: p50 and p95 total time per group, on a shared scale.
@@ -218,13 +257,6 @@ func latencyChart(groups []bench.Group) string {
 		maxMs = max(maxMs, g.TotalP95, g.TotalP50)
 	}
 	const bh, gap = 11, 10
-	if maxMs == 0 {
-		height := axisTop + 40
-		svgOpen(&b, "chart-latency", "Latency (total time per attempt)", height, []string{"", ""})
-		fmt.Fprintf(&b, `<text class="na" x="%d" y="%d">no timings: these are recorded outputs, not live runs</text>`, labelWidth+4, axisTop+20)
-		b.WriteString(`</svg>`)
-		return b.String()
-	}
 	scale := niceCeil(maxMs)
 	ticks := []string{"0", fmtMs(scale / 4), fmtMs(scale / 2), fmtMs(3 * scale / 4), fmtMs(scale)}
 	height := axisTop + len(groups)*(2*bh+gap) + 30

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,8 @@ type Meta struct {
 	Source string `json:"source,omitempty"`
 	// Generated is a timestamp; empty in tests so goldens are stable.
 	Generated string `json:"generated,omitempty"`
+	// Manifest is what produced the results, when they have one.
+	Manifest *bench.Manifest `json:"manifest,omitempty"`
 }
 
 // The output file names.
@@ -103,8 +106,9 @@ var rateColumns = []rateColumn{
 // (empty when not measured).
 func CSV(w io.Writer, s bench.Summary, _ Meta) error {
 	cw := csv.NewWriter(w)
-	head := []string{"model", "format", "mode", "cases", "attempts", "errors"}
-	for _, c := range rateColumns {
+	head := []string{"model", "format", "format_used", "mode", "cases", "attempts", "errors"}
+	csvCols := append(slices.Clone(rateColumns), truncatedColumn)
+	for _, c := range csvCols {
 		head = append(head, c.name, c.name+"_lo", c.name+"_hi", c.name+"_k", c.name+"_n")
 	}
 	head = append(head, "mean_retries", "prompt_tokens_p50", "prompt_tokens_p90", "generated_tokens_p50",
@@ -114,8 +118,8 @@ func CSV(w io.Writer, s bench.Summary, _ Meta) error {
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 	for _, g := range s.Groups {
-		row := []string{g.Model, g.Format, g.Mode, strconv.Itoa(g.Cases), strconv.Itoa(g.Attempts), strconv.Itoa(g.Errors)}
-		for _, c := range rateColumns {
+		row := []string{g.Model, g.Format, g.FormatUsed, g.Mode, strconv.Itoa(g.Cases), strconv.Itoa(g.Attempts), strconv.Itoa(g.Errors)}
+		for _, c := range csvCols {
 			r := c.get(g)
 			if !r.Measured() {
 				row = append(row, "", "", "", "", "0")
@@ -171,6 +175,15 @@ func kinds(m map[string]int) string {
 	return strings.Join(parts, " ")
 }
 
+// PctKN formats a rate as "12.3% (5/41) [8.1–17.9]", or "–" when not
+// measured.
+func PctKN(r stats.Rate) string {
+	if !r.Measured() {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%% (%d/%d) [%.1f–%.1f]", 100*r.P, r.K, r.N, 100*r.Lo, 100*r.Hi)
+}
+
 // Pct formats a rate as "12.3% [8.1–17.9]", or "–" when not measured.
 func Pct(r stats.Rate) string {
 	if !r.Measured() {
@@ -207,19 +220,36 @@ func Markdown(w io.Writer, s bench.Summary, m Meta) error {
 	if m.Source != "" {
 		fmt.Fprintf(&b, "%s\n\n", m.Source)
 	}
-	b.WriteString("Rates are percentages with 95% Wilson intervals; – means no case of that kind. Cases that failed with a harness or server error (errors) are in no rate.\n\n")
+	if m.Manifest != nil {
+		for _, l := range m.Manifest.Lines() {
+			fmt.Fprintf(&b, "- %s\n", mdCell(l))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Rates are percentages with k/n and 95% Wilson intervals; – means no case of that kind. Cases that failed with a harness or server error (errors) are in no rate.\n\n")
+	cols := summaryColumns(s, m)
 	b.WriteString("| model | format | mode | cases | errors |")
-	for _, c := range rateColumns[:7] {
+	for _, c := range cols {
 		fmt.Fprintf(&b, " %s |", c.title)
 	}
-	b.WriteString(" ≤3 retries | mean retries |\n|---|---|---|---:|---:|")
-	b.WriteString(strings.Repeat("---:|", 9) + "\n")
+	retries := retryBudget(s, m) > 0
+	if retries {
+		b.WriteString(" mean retries |")
+	}
+	b.WriteString("\n|---|---|---|---:|---:|" + strings.Repeat("---:|", len(cols)))
+	if retries {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
 	for _, g := range s.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |", mdCell(g.Model), mdCell(g.Format), mdCell(g.Mode), g.Cases, g.Errors)
-		for _, c := range rateColumns[:7] {
-			fmt.Fprintf(&b, " %s |", Pct(c.get(g)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |", mdCell(g.Model), mdCell(FormatLabel(g)), mdCell(g.Mode), g.Cases, g.Errors)
+		for _, c := range cols {
+			fmt.Fprintf(&b, " %s |", PctKN(c.get(g)))
 		}
-		fmt.Fprintf(&b, " %s | %s |\n", Pct(g.Within3), MeanRetries(g))
+		if retries {
+			fmt.Fprintf(&b, " %s |", MeanRetries(g))
+		}
+		b.WriteString("\n")
 	}
 	if hasTimings(s) {
 		b.WriteString("\n## Tokens and latency\n\n| model | format | mode | prompt tok p50 | generated tok p50 / p90 | TTFT ms p50 / p95 | total ms p50 / p95 | cache reuse |\n|---|---|---|---:|---:|---:|---:|---:|\n")
@@ -229,25 +259,38 @@ func Markdown(w io.Writer, s bench.Summary, m Meta) error {
 				cache = fmt.Sprintf("%.1f%%", 100**g.CacheReuse)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %s |\n",
-				mdCell(g.Model), mdCell(g.Format), mdCell(g.Mode), g.PromptTokensP50, g.GeneratedTokensP50, g.GeneratedTokensP90,
+				mdCell(g.Model), mdCell(FormatLabel(g)), mdCell(g.Mode), g.PromptTokensP50, g.GeneratedTokensP50, g.GeneratedTokensP90,
 				g.TTFTP50, g.TTFTP95, g.TotalP50, g.TotalP95, cache)
 		}
 	}
 	b.WriteString("\n## Failure kinds (first attempts, lenient parser)\n\n| model | format | mode | kinds | strict-only kinds |\n|---|---|---|---|---|\n")
 	for _, g := range s.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(g.Model), mdCell(g.Format), mdCell(g.Mode),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(g.Model), mdCell(FormatLabel(g)), mdCell(g.Mode),
 			orDash(kinds(g.FailureKinds)), orDash(kinds(g.StrictFailureKinds)))
 	}
 	if len(s.Comparisons) > 0 {
 		b.WriteString("\n## Format comparisons\n\nTwo-sided two-proportion z-test at 5% (pooled); not called significant when either sample has fewer than 5 expected successes or failures.\n\n| model | mode | metric | A | B | A rate | B rate | p | verdict |\n|---|---|---|---|---|---:|---:|---:|---|\n")
 		for _, c := range s.Comparisons {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.3g | %s |\n", mdCell(c.Model), mdCell(c.Mode), c.Metric,
-				mdCell(c.FormatA), mdCell(c.FormatB), Pct(c.Test.A), Pct(c.Test.B), c.Test.P, c.Verdict())
+				mdCell(c.LabelA()), mdCell(c.LabelB()), PctKN(c.Test.A), PctKN(c.Test.B), c.Test.P, c.Verdict())
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// summaryColumns are the rate columns of the summary tables: the first
+// attempt rates, truncated where any server said why it stopped, and
+// success within each retry the run allowed (at most 3).
+func summaryColumns(s bench.Summary, m Meta) []rateColumn {
+	cols := slices.Clone(rateColumns[:6])
+	if anyMeasured(s.Groups, func(g bench.Group) stats.Rate { return g.Truncated }) {
+		cols = append(cols, truncatedColumn)
+	}
+	return append(cols, retryColumns(retryBudget(s, m))...)
+}
+
+var truncatedColumn = rateColumn{"truncated", "truncated", func(g bench.Group) stats.Rate { return g.Truncated }}
 
 func hasTimings(s bench.Summary) bool {
 	for _, g := range s.Groups {

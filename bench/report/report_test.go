@@ -69,9 +69,23 @@ func golden(t *testing.T, name string, got []byte) {
 	goldenfile.Check(t, *update, filepath.Join("testdata", name), string(got))
 }
 
+// fixtureManifest is a run's manifest, as `bench run` writes it.
+func fixtureManifest(maxRetries int) *bench.Manifest {
+	seed := 3
+	return &bench.Manifest{
+		Command: "bench run", Toolharness: bench.Build{Version: "0.1.0-dev", Revision: "6bc5234aaaaaaaaaaaaa"},
+		Suite: &bench.SuiteID{Name: "fixture", Cases: 13, SHA256: "0123456789abcdef0123"}, Models: []string{"qwen2.5:7b", "<b>tiny</b> & co"},
+		Formats: []string{"hermes", "xml"}, Modes: []string{"raw"}, Repeats: 1, MaxRetries: &maxRetries, Backend: "ollama",
+		Sampling:  &bench.Sampling{Temperature: 0, MaxTokens: 512, Seed: &seed},
+		Templates: map[string]bench.TemplateID{"": {Source: "--template qwen2.5", Family: "qwen2.5", SHA256: "fedcba9876543210fedc"}},
+		Servers: []bench.ServerInfo{{URL: "http://127.0.0.1:11434", Backend: "ollama", Version: "0.6.5",
+			Models: map[string]string{"qwen2.5:7b": "845dbda0ea48ed749caafd9e6037047aa19acfcfd82e704d7ca97d631a0b697e"}}},
+	}
+}
+
 func TestGoldens(t *testing.T) {
 	s := bench.Summarize(fixture())
-	m := Meta{Title: "fixture", Source: "report_test.go fixture"}
+	m := Meta{Title: "fixture", Source: "report_test.go fixture", Manifest: fixtureManifest(3)}
 	for _, tt := range []struct {
 		name  string
 		write func(*bytes.Buffer) error
@@ -79,8 +93,8 @@ func TestGoldens(t *testing.T) {
 		{"summary.json", func(b *bytes.Buffer) error { return JSON(b, s, m) }},
 		{"summary.csv", func(b *bytes.Buffer) error { return CSV(b, s, m) }},
 		{"summary.md", func(b *bytes.Buffer) error { return Markdown(b, s, m) }},
-		{"table.txt", func(b *bytes.Buffer) error { return Table(b, s) }},
-		{"compare.txt", func(b *bytes.Buffer) error { return CompareTable(b, s, "qwen2.5:7b") }},
+		{"table.txt", func(b *bytes.Buffer) error { return Table(b, s, m) }},
+		{"compare.txt", func(b *bytes.Buffer) error { return CompareTable(b, s, "qwen2.5:7b", m) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -177,7 +191,7 @@ func TestAllErrorsMeasuresNothing(t *testing.T) {
 	}
 	s := bench.Summarize(recs)
 	var table, md, csv, page strings.Builder
-	if err := Table(&table, s); err != nil {
+	if err := Table(&table, s, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Markdown(&md, s, Meta{}); err != nil {
@@ -198,7 +212,7 @@ func TestAllErrorsMeasuresNothing(t *testing.T) {
 	if !strings.Contains(table.String(), "3 of 3 case(s) failed with a harness or server error") {
 		t.Errorf("table does not say the cases failed:\n%s", table.String())
 	}
-	if row := strings.Split(strings.TrimSpace(csv.String()), "\n")[1]; !strings.HasPrefix(row, "m,hermes,raw,3,3,3,") || strings.Contains(row, "0.0000") {
+	if row := strings.Split(strings.TrimSpace(csv.String()), "\n")[1]; !strings.HasPrefix(row, "m,hermes,,raw,3,3,3,") || strings.Contains(row, "0.0000") {
 		t.Errorf("csv row %q", row)
 	}
 	if !strings.Contains(page.String(), "<td>3</td><td>3</td>") || strings.Contains(page.String(), "<td>0.00</td>") {

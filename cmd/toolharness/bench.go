@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -79,7 +82,8 @@ Example:
 			if opts.Tools, err = localToolsFlag(c); err != nil {
 				return err
 			}
-			res, err := bench.ScoreCorpus(in, opts)
+			hash := sha256.New()
+			res, err := bench.ScoreCorpus(io.TeeReader(in, hash), opts)
 			if errors.Is(err, bench.ErrNoRecords) {
 				// The sentinel's words are for programs; the line says it.
 				return fmt.Errorf("%s: %s", displayName(path), strings.TrimPrefix(err.Error(), bench.ErrNoRecords.Error()+": "))
@@ -92,7 +96,10 @@ Example:
 				Title:     "toolharness bench corpus",
 				Source:    fmt.Sprintf("%d recorded outputs from %s, format %s", len(res.Records), displayName(path), c.String("format")),
 				Generated: time.Now().UTC().Format(time.RFC3339),
+				Manifest:  newManifest(c),
 			}
+			meta.Manifest.Input = &bench.FileID{Path: displayName(path), SHA256: hex.EncodeToString(hash.Sum(nil))}
+			meta.Manifest.Formats = []string{c.String("format")}
 			return finishBench(c, res.Records, meta)
 		},
 	}
@@ -131,6 +138,11 @@ func finishBench(c *cli.Context, recs []bench.Record, meta report.Meta) error {
 		if err := report.WriteAll(dir, s, meta); err != nil {
 			return err
 		}
+		if meta.Manifest != nil {
+			if err := bench.WriteManifest(dir, meta.Manifest); err != nil {
+				return err
+			}
+		}
 	}
 	return printSummary(c, s, meta)
 }
@@ -139,11 +151,11 @@ func printSummary(c *cli.Context, s bench.Summary, meta report.Meta) error {
 	if c.Bool("json") {
 		return report.JSON(c.App.Writer, s, meta)
 	}
-	if err := report.Table(c.App.Writer, s); err != nil {
+	if err := report.Table(c.App.Writer, s, meta); err != nil {
 		return err
 	}
 	if dir := c.String("out"); dir != "" {
-		fmt.Fprintf(c.App.ErrWriter, "wrote %s/{%s,%s,%s,%s,%s}\n", dir, bench.ResultsFile,
+		fmt.Fprintf(c.App.ErrWriter, "wrote %s/{%s,%s,%s,%s,%s,%s}\n", dir, bench.ResultsFile, bench.ManifestFile,
 			report.SummaryJSON, report.SummaryCSV, report.SummaryMD, report.ReportHTML)
 	}
 	return nil
@@ -173,6 +185,9 @@ Example:
 				Title:     "toolharness benchmark",
 				Source:    fmt.Sprintf("%d records from %s", len(recs), dir),
 				Generated: time.Now().UTC().Format(time.RFC3339),
+			}
+			if meta.Manifest, err = bench.ReadManifest(dir); err != nil {
+				return err
 			}
 			if err := report.WriteAll(dir, s, meta); err != nil {
 				return err

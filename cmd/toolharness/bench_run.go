@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,7 +25,7 @@ import (
 func liveFlags() []cli.Flag {
 	return []cli.Flag{
 		hostFlag(),
-		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice("auto"), Usage: "tool-call formats, comma-separated: auto (the model family's native one), " + strings.Join(bench.Formats(), ", ")},
+		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(bench.Native), Usage: "tool-call formats, comma-separated: native (the model's template's own), " + strings.Join(bench.Formats(), ", ")},
 		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt) and/or chat (the server templates messages)"},
 		&cli.StringFlag{Name: "suite", Usage: "suite `FILE` (YAML or JSON; - reads stdin); default: the built-in suite"},
 		&cli.IntFlag{Name: "repeats", Value: 1, Usage: "run each case N times"},
@@ -53,6 +54,11 @@ func benchRunCommand() *cli.Command {
 		UsageText: `toolharness bench run --models a,b [--formats auto,hermes,xml] [--modes raw,chat] [--repeats N]
     [--endpoint URL[#N]]... [--constrained] [--suite FILE] --out DIR [--resume]
 
+"native" is the format the model's chat template writes calls in ("auto", its old name, is
+still accepted). DIR/manifest.json records the flags, sampling, template, toolharness build and
+what the servers say of themselves (version, model digest); --resume refuses a DIR whose
+manifest differs, naming the differing keys.
+
 Every case of the suite runs in every model × format × mode cell. Cells are spread over the
 endpoints by one work queue. Results stream to DIR/results.jsonl (fsynced per case); Ctrl-C
 stops cleanly and --resume continues without repeating or losing a case.
@@ -79,9 +85,10 @@ Examples:
 // liveRun is a checked bench run or compare: everything the flags ask
 // for, read before any network call.
 type liveRun struct {
-	cells     []bench.Cell
-	suite     bench.Suite
-	endpoints []bench.Endpoint
+	models, formats, modes []string
+	cells                  []bench.Cell
+	suite                  bench.Suite
+	endpoints              []bench.Endpoint
 }
 
 // checkLive checks every flag of bench run and compare.
@@ -105,7 +112,10 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 		return lr, usageError(c, "--concurrency 0: run at least one case at a time")
 	}
 	var err error
-	if lr.cells, err = bench.ParseCells(models, splitList(c.StringSlice("formats")), splitList(c.StringSlice("modes"))); err != nil {
+	var aliased bool
+	lr.formats, aliased = nativeAlias(splitList(c.StringSlice("formats")))
+	lr.models, lr.modes = models, splitList(c.StringSlice("modes"))
+	if lr.cells, err = bench.ParseCells(lr.models, lr.formats, lr.modes); err != nil {
 		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
 	}
 	if p := c.String("suite"); p != "" {
@@ -122,7 +132,22 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 	if lr.endpoints, err = parseEndpoints(c); err != nil {
 		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
 	}
+	if aliased {
+		// Said once the flags are good, so a bad flag stays one line.
+		fmt.Fprintln(c.App.ErrWriter, `toolharness: --formats auto is now called "native" (the format the model's template writes calls in); "auto" still works`)
+	}
 	return lr, nil
+}
+
+// nativeAlias turns the old format name "auto" into "native" and says
+// whether it did.
+func nativeAlias(formats []string) ([]string, bool) {
+	out := slices.Clone(formats)
+	i := slices.Index(out, "auto")
+	if i >= 0 {
+		out[i] = bench.Native
+	}
+	return out, i >= 0
 }
 
 // runLive runs the matrix and writes the reports; it returns the summary.
@@ -135,13 +160,20 @@ func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
 	if err != nil {
 		return bench.Summary{}, err
 	}
+	manifest, err := liveManifest(ctx, c, lr, driver)
+	if err != nil {
+		return bench.Summary{}, err
+	}
 	printer := &bench.ProgressPrinter{W: c.App.ErrWriter, Terminal: benchIsTerminal(c.App.ErrWriter)}
 	res, err := bench.Run(ctx, bench.RunConfig{
 		Suite: lr.suite, Cells: lr.cells, Repeats: c.Int("repeats"), Endpoints: lr.endpoints, Driver: driver,
-		Out: out, Resume: c.Bool("resume"), Progress: printer.Update,
+		Out: out, Resume: c.Bool("resume"), Progress: printer.Update, Manifest: manifest,
 	})
 	if err != nil {
 		return bench.Summary{}, err
+	}
+	if written, err := bench.ReadManifest(out); err == nil && written != nil {
+		manifest = written // a resume keeps the first run's creation time
 	}
 	s := bench.Summarize(res.Records)
 	meta := report.Meta{
@@ -149,6 +181,7 @@ func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
 		Source: fmt.Sprintf("suite %s, %d cases × %d cells × %d repeats, %d endpoints", lr.suite.Name, len(lr.suite.Cases), len(lr.cells),
 			max(c.Int("repeats"), 1), len(lr.endpoints)),
 		Generated: time.Now().UTC().Format(time.RFC3339),
+		Manifest:  manifest,
 	}
 	if err := report.WriteAll(out, s, meta); err != nil {
 		return s, err

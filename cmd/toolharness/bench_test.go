@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/internal/ollamatest"
@@ -31,11 +32,18 @@ func TestBenchCorpusCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	// Header note, column names, rule, then one row per model.
-	if len(lines) != 3+24 || !strings.Contains(lines[0], "format auto, mode recorded") {
-		t.Errorf("table has %d lines:\n%s", len(lines), out)
+	// The manifest (build, input), a blank line, the header note, then two
+	// tables (parse rates, call rates) with a row for each of the 24 models.
+	if !strings.HasPrefix(lines[1], "input "+shippedCorpus+", sha256 ") || !strings.Contains(lines[3], "format auto, mode recorded") ||
+		strings.Count(out, "\nsmollm3:3b ") != 2 || strings.Count(out, "\nmodel ") != 2 {
+		t.Errorf("table:\n%s", out)
 	}
-	for _, name := range []string{"results.jsonl", "summary.json", "summary.csv", "summary.md", "report.html"} {
+	for _, line := range lines {
+		if n := utf8.RuneCountInString(line); n > 120 {
+			t.Errorf("a line of %d columns: %s", n, line)
+		}
+	}
+	for _, name := range []string{"results.jsonl", "manifest.json", "summary.json", "summary.csv", "summary.md", "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", name, err)
 		}
@@ -63,8 +71,14 @@ func TestBenchCorpusCommand(t *testing.T) {
 
 	// compare --from reads the same results.
 	out, errOut, code = benchCLI(t, "", "compare", "--model", "gemma3:1b", "--from", dir)
-	if code != 0 || !strings.Contains(out, "lenient fail") || !strings.Contains(out, "auto (recorded)") {
+	if code != 0 || !strings.Contains(out, "lenient fail") || !strings.Contains(out, "auto (recorded)") || !strings.Contains(out, "input "+shippedCorpus) {
 		t.Errorf("compare --from: exit %d\n%s%s", code, out, errOut)
+	}
+	// A model the results lack: the models they have are listed.
+	_, errOut, code = benchCLI(t, "", "compare", "--model", "gemma3:2b", "--from", dir)
+	if code != 1 || !strings.Contains(errOut, `compare: `+dir+` has no results for model "gemma3:2b"; it has Qwen/Qwen2.5-Coder-14B-Instruct, `) ||
+		!strings.Contains(errOut, "gemma3:1b") {
+		t.Errorf("compare --from, another model: exit %d\n%s", code, errOut)
 	}
 }
 
@@ -168,6 +182,16 @@ func TestE2EBenchCLI(t *testing.T) {
 	if _, _, code = benchCLI(t, "", append([]string{"bench", "run", "--models", srv.Model, "--out", out}, common...)...); code == 0 {
 		t.Error("bench run into a directory with results, without --resume, succeeded")
 	}
+	// The manifest holds what the server said of itself, and a resume
+	// with another temperature is refused.
+	m, err := bench.ReadManifest(out)
+	if err != nil || m == nil || len(m.Servers) != 1 || m.Servers[0].Version == "" || len(m.Servers[0].Models[srv.Model]) < 12 || m.Command != "bench run" || len(m.Resumed) != 1 {
+		t.Errorf("manifest %+v (%v)", m, err)
+	}
+	_, stderr, code = benchCLI(t, "", append([]string{"bench", "run", "--models", srv.Model, "--formats", "hermes,xml", "--out", out, "--resume", "--temperature", "0.7"}, common...)...)
+	if code != 1 || !strings.Contains(stderr, "sampling.temperature: 0 → 0.7") {
+		t.Errorf("resume with another temperature: exit %d\n%s", code, stderr)
+	}
 
 	// Ctrl-C in the middle of a run: the finished cases stay, the reports
 	// are written, exit status 130; --resume finishes the rest.
@@ -239,4 +263,38 @@ func TestE2EBenchCLI(t *testing.T) {
 		}
 	}
 	t.Logf("interrupted after %d of %d cases; resume completed the rest", len(finished), total)
+}
+
+// TestBenchResumeRefusesOtherFlags: a run writes its manifest even when
+// its server is down, and a --resume with another format list, sampling
+// temperature and token limit is refused, naming each differing key,
+// with the results left as they were.
+func TestBenchResumeRefusesOtherFlags(t *testing.T) {
+	dead := deadHost(t)
+	out := filepath.Join(t.TempDir(), "run")
+	common := []string{"bench", "run", "--models", "m", "--endpoint", dead, "--template", "chatml", "--out", out}
+	_, stderr, code := benchCLI(t, "", append(common, "--formats", "hermes", "--temperature", "1", "--max-tokens", "48")...)
+	if code != 1 || !strings.Contains(stderr, "nothing measured") {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	m, err := bench.ReadManifest(out)
+	if err != nil || m == nil || m.Sampling == nil || m.Sampling.MaxTokens != 48 || m.Sampling.Temperature != 1 ||
+		m.Flags["max-tokens"] != "48" || m.Servers[0].Error == "" || m.Templates[""].Family != "chatml" || m.Suite.SHA256 == "" {
+		t.Fatalf("manifest %+v, %v", m, err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, bench.ResultsFile))
+	_, stderr, code = benchCLI(t, "", append(common, "--resume", "--formats", "hermes,xml", "--temperature", "0.2", "--max-tokens", "20")...)
+	want := "was made with another configuration (formats: hermes → hermes,xml; sampling.max_tokens: 48 → 20; sampling.temperature: 1 → 0.2)"
+	if code != 1 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("resume with other flags: exit %d\n%s", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, bench.ResultsFile)); !bytes.Equal(before, after) {
+		t.Error("the refused resume changed the results")
+	}
+	// The old name of native still works, and says its new name.
+	_, stderr, _ = benchCLI(t, "", "bench", "run", "--models", "m", "--endpoint", dead, "--template", "chatml", "--formats", "auto",
+		"--out", filepath.Join(t.TempDir(), "auto"))
+	if !strings.Contains(stderr, `--formats auto is now called "native"`) || !strings.Contains(stderr, "nothing measured") {
+		t.Errorf("--formats auto:\n%s", stderr)
+	}
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/toolharness/toolharness/bench"
 	"github.com/toolharness/toolharness/bench/report"
@@ -28,46 +32,80 @@ Example:
 		),
 		Action: func(c *cli.Context) error {
 			model := c.String("model")
-			var s bench.Summary
 			if from := c.String("from"); from != "" {
-				recs, err := bench.ReadResults(from)
+				return compareFrom(c, from, model)
+			}
+			lr, err := checkLive(c, []string{model})
+			if err != nil {
+				return err
+			}
+			out := c.String("out")
+			if out == "" {
+				dir, err := os.MkdirTemp("", "toolharness-compare-")
 				if err != nil {
+					return fmt.Errorf("compare: %w", err)
+				}
+				out = dir
+			}
+			s, runErr := runLive(c, lr, out)
+			meta := report.Meta{Title: "toolharness compare " + model}
+			if meta.Manifest, err = bench.ReadManifest(out); err != nil {
+				return err
+			}
+			if runErr != nil && !hasGroups(s) {
+				return runErr
+			}
+			if runErr != nil {
+				// The table of what was measured, then the failure.
+				if err := report.CompareTable(c.App.Writer, s, model, meta); err != nil {
 					return err
 				}
-				s = bench.Summarize(recs)
-			} else {
-				lr, err := checkLive(c, []string{model})
-				if err != nil {
-					return err
-				}
-				out := c.String("out")
-				if out == "" {
-					dir, err := os.MkdirTemp("", "toolharness-compare-")
-					if err != nil {
-						return fmt.Errorf("compare: %w", err)
-					}
-					out = dir
-				}
-				var runErr error
-				s, runErr = runLive(c, lr, out)
-				if runErr != nil && !hasGroups(s) {
-					return runErr
-				}
-				if runErr != nil {
-					// The table of what was measured, then the failure.
-					if err := report.CompareTable(c.App.Writer, s, model); err != nil {
-						return err
-					}
-					return runErr
-				}
-				fmt.Fprintf(c.App.ErrWriter, "results and report.html in %s\n", out)
+				return runErr
 			}
-			if c.Bool("json") {
-				return report.JSON(c.App.Writer, s, report.Meta{Title: "toolharness compare " + model})
-			}
-			return report.CompareTable(c.App.Writer, s, model)
+			fmt.Fprintf(c.App.ErrWriter, "results and report.html in %s\n", out)
+			return printCompare(c, s, model, meta)
 		},
 	}
+}
+
+// compareFrom compares the formats of an earlier run's results, with the
+// manifest that run wrote (none for results made before manifests).
+func compareFrom(c *cli.Context, from, model string) error {
+	recs, err := bench.ReadResults(from)
+	if err != nil {
+		return err
+	}
+	meta := report.Meta{Title: "toolharness compare " + model, Source: fmt.Sprintf("%d records from %s", len(recs), from)}
+	dir := from
+	if st, err := os.Stat(from); err == nil && !st.IsDir() {
+		dir = filepath.Dir(from)
+	}
+	if meta.Manifest, err = bench.ReadManifest(dir); err != nil {
+		return err
+	}
+	s := bench.Summarize(recs)
+	var miss *report.NoModelError
+	if err := printCompare(c, s, model, meta); errors.As(err, &miss) {
+		have := "no model"
+		if len(miss.Models) > 0 {
+			have = strings.Join(miss.Models, ", ")
+		}
+		return fmt.Errorf("compare: %s has no results for model %q; it has %s", from, model, have)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+func printCompare(c *cli.Context, s bench.Summary, model string, meta report.Meta) error {
+	if c.Bool("json") {
+		var miss *report.NoModelError
+		if err := report.CompareTable(io.Discard, s, model, meta); errors.As(err, &miss) {
+			return err
+		}
+		return report.JSON(c.App.Writer, s, meta)
+	}
+	return report.CompareTable(c.App.Writer, s, model, meta)
 }
 
 // hasGroups reports whether a summary holds any measured case (a case

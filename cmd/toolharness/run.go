@@ -17,7 +17,7 @@ import (
 // Exit statuses of run and chat.
 const (
 	exitHarnessError = 1 // a fault, a bad flag, cancellation
-	exitLimit        = 2 // run: the task hit a limit (max turns, retries)
+	exitLimit        = 2 // run: the task hit a limit (max turns, retries, a reply cut by the token limit)
 )
 
 func runCommand() *cli.Command {
@@ -31,7 +31,8 @@ the final answer goes to stdout. The answer is the reply's content: a thinking
 model's reasoning (a leading <think> block, gpt-oss's analysis channel) streams
 between "Thinking..." and "...done thinking." (faint on a terminal; not at all
 with --hide-reasoning), and the markup around it is never shown. Exit status:
-0 answered, 2 a limit was hit (--max-turns, --max-retries), 1 a harness error
+0 answered, 2 a limit was hit (--max-turns, --max-retries, a reply cut by
+--max-tokens: stop "length"), 1 a harness error
 (server fault, bad flags). --json prints one JSON object on stdout instead of
 the answer: message, answer, reasoning (when the model reasoned), stop, calls,
 retries, error. --trace keeps every byte the model wrote. The task may be given

@@ -104,19 +104,21 @@ func TestE2ERunBuiltinTools(t *testing.T) {
 		t.Errorf("called %q, not a built-in tool", name)
 	}
 
-	// Without tools the model answers, and the answer goes to stdout; the
-	// template is detected from the model's.
+	// Without tools the random model writes text until the token limit
+	// cuts it: a limit, never an answer (exit status 2, stop "length");
+	// the template is detected from the model's.
 	code, stdout, stderr = runAgentCLI("", "--host", srv.URL, "run", "--model", srv.Model, "--max-tokens", "16", "say hi")
-	if code != 0 || strings.TrimSpace(stdout) == "" || strings.Contains(stderr, "using chatml") {
+	if code != exitLimit || strings.TrimSpace(stdout) == "" || strings.Contains(stderr, "using chatml") ||
+		!strings.Contains(stderr, "cut by the token limit (16 tokens)") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 
 	// run --json (with --host after the command, as the README writes
-	// it): one object with the answer, on stdout only.
+	// it): one object, on stdout only, saying the reply was cut.
 	code, stdout, stderr = runAgentCLI("", "run", "--host", srv.URL, "--model", srv.Model, "--max-tokens", "16", "--json", "say hi")
 	var rec chatRecord
-	if err := json.Unmarshal([]byte(stdout), &rec); err != nil || code != 0 || strings.Count(stdout, "\n") != 1 ||
-		rec.Message != "say hi" || rec.Stop != "answered" || rec.Answer == "" || rec.Error != "" {
+	if err := json.Unmarshal([]byte(stdout), &rec); err != nil || code != exitLimit || strings.Count(stdout, "\n") != 1 ||
+		rec.Message != "say hi" || rec.Stop != "length" || !strings.Contains(rec.Error, "token limit (16 tokens)") {
 		t.Errorf("run --json: exit %d, %+v (%v), stdout %q, stderr:\n%s", code, rec, err, stdout, stderr)
 	}
 }
