@@ -103,8 +103,8 @@ type Style struct {
 // (Apertus); named-ids is tried only when no other style rendered the
 // call's name but one rendered its id where the call goes.
 var Styles = []Style{
-	{Name: "hf"},
 	{Name: "vllm", Content: `""`},
+	{Name: "hf"},
 	{Name: "openai", StringArguments: true, Content: `null`},
 	{Name: "string-args", StringArguments: true},
 	{Name: "named-ids", NamedIDs: true},

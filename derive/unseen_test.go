@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/golden"
 )
@@ -80,8 +78,8 @@ func TestUnseenSuite(t *testing.T) {
 			if got.ThinkOpen != hasString(unseenThinkOpen, e.ID) {
 				t.Errorf("%s: generation prompt opens reasoning: %v", e.ID, got.ThinkOpen)
 			}
-			if d := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Notes")); d != "" {
-				report.WriteString("engine deviation: Jinja2 renders derive " + String(want.Describe()[:2]) + "\n")
+			if d := derivationDiff(want, got); d != "" {
+				t.Errorf("%s: derivation from Go-engine renders differs from Jinja2 renders (-jinja2 +go):\n%s", e.ID, d)
 			}
 			if got.WritesCalls {
 				// The model's reply alone, through the output parser.
