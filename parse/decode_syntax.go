@@ -10,6 +10,11 @@ import (
 // body is the block after its scanned marker, up to its closing marker
 // (or the end of its last value); base is body's offset in the turn.
 func (p *Parser) decodeSyntax(op *opener, body string, base int) ([]dcall, *Error) {
+	if op.syn.markerless() {
+		// The marker is the value's first byte.
+		body, base = op.marker+body, base-len(op.marker)
+		return p.decodeSyntaxBody(op.syn, trimPieces(body, op.syn.callClose), base)
+	}
 	calls, err := p.decodeSyntax1(op, body, base)
 	if err != nil && len(calls) == 0 && err.Offset >= base+len(body) {
 		// An error that stands for the whole block (it carries its
@@ -267,6 +272,10 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 	rest := s.callOpen
 	if section {
 		rest = s.sectionOpen
+	}
+	if s.markerless() {
+		// w starts at the value, bracket included.
+		rest = []string{""}
 	}
 	i := 0
 	if len(rest) > 1 {

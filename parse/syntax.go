@@ -56,8 +56,12 @@ type Syntax struct {
 	// when there is no section.
 	SectionOpen, SectionClose string
 	// CallOpen opens one call; it is required unless Body is JSON (objects
-	// back to back, or a list) or a Python list inside a section (then
-	// SectionOpen must be set).
+	// back to back, or a list) or a Python list. With neither CallOpen nor
+	// SectionOpen, a call is recognised by its shape, as the json and
+	// pythonic formats recognise theirs: a JSON object holding NameKey, or
+	// a list of such objects or of Python calls (Llama 3.1's bare
+	// {"name": …, "parameters": …}, Llama 4's [get_weather(city="Paris")]);
+	// with a catalog, a call must name one of its tools.
 	CallOpen string
 	// CallClose closes one call; "" when a call ends at the next CallOpen,
 	// at SectionClose, or at the end of the output.
@@ -178,11 +182,8 @@ func (s Syntax) Validate() error {
 	default:
 		return bad("unknown body shape %d", uint8(s.Body))
 	}
-	if s.CallOpen == "" {
-		valuesInSection := (s.Body == BodyJSONList || s.Body == BodyPythonList || s.Body == BodyJSON) && s.SectionOpen != ""
-		if !valuesInSection {
-			return bad("CallOpen is required unless JSON or a Python list sits in a section")
-		}
+	if s.CallOpen == "" && s.Body != BodyJSONList && s.Body != BodyPythonList && s.Body != BodyJSON {
+		return bad("CallOpen is required unless the body is JSON or a Python list")
 	}
 	if (s.SectionOpen == "") != (s.SectionClose == "") && s.SectionClose != "" {
 		return bad("SectionClose without SectionOpen")

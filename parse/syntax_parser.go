@@ -149,6 +149,9 @@ func special(m string) bool {
 // one) and one for a call, which in a section is the lenient reading of a
 // call whose section marker was left out.
 func (s *synSpec) openers(lenient bool) []opener {
+	if s.markerless() {
+		return []opener{s.shapeOpener()}
+	}
 	var ops []opener
 	if len(s.sectionOpen) > 0 {
 		op := s.opener(s.sectionOpen, s.sectionClose, true, lenient)
@@ -162,6 +165,25 @@ func (s *synSpec) openers(lenient bool) []opener {
 		return ops
 	}
 	return append(ops, s.opener(s.callOpen, s.callClose, false, lenient))
+}
+
+// markerless reports whether nothing opens a call: it is recognised by
+// its shape, a JSON value or a list.
+func (s *synSpec) markerless() bool { return len(s.callOpen) == 0 && len(s.sectionOpen) == 0 }
+
+// shapeOpener opens a markerless call at its first byte: "{" for a call
+// object, "[" for a list; what the template writes after the call
+// (CallClose, such as Llama 4's <|eom|>) is part of the block when it
+// follows at once.
+func (s *synSpec) shapeOpener() opener {
+	op := opener{marker: "{", kind: kValue, dec: dSyntax, syn: s, tentative: true, trailer: last(s.callClose)}
+	switch s.Body {
+	case BodyJSONList:
+		op.marker = "["
+	case BodyPythonList:
+		op.marker, op.kind = "[", kBracket
+	}
+	return op
 }
 
 func (s *synSpec) opener(open, close []string, section, lenient bool) opener {
@@ -234,6 +256,9 @@ func skipPiecesVerdict(body []byte, i int, ps []string, more verdict) (int, verd
 // the rest of the opening marker, then the start of a call body.
 func (b *block) confirmSyntax(eof bool) verdict {
 	s, buf := b.op.syn, b.buf
+	if s.markerless() {
+		return b.confirmShape()
+	}
 	open := s.callOpen
 	if b.op.section {
 		open = s.sectionOpen
@@ -311,6 +336,36 @@ func (b *block) confirmSyntax(eof bool) verdict {
 	return vYes
 }
 
+// confirmShape decides a markerless syntax block: a call object that
+// starts with a key a call has (the syntax's name key among them), or a
+// list of them or of Python calls.
+func (b *block) confirmShape() verdict {
+	s, buf := b.op.syn, b.buf
+	b.vstart = 0
+	switch s.Body {
+	case BodyJSON:
+		return callishKey(buf, 0, s.keys.name)
+	case BodyJSONList:
+		k := skipWS(buf, 1)
+		if k >= len(buf) {
+			return vMore
+		}
+		if buf[k] != '{' {
+			return vNo
+		}
+		return callishKey(buf, k, s.keys.name)
+	}
+	k := skipWS(buf, 1)
+	if k-1 > 64 {
+		return vNo
+	}
+	v, name := identParen(buf, k)
+	if v == vYes {
+		b.name = name
+	}
+	return v
+}
+
 // callishKey is callish, also accepting the syntax's own name key.
 func callishKey(buf []byte, i int, key string) verdict {
 	v := callish(buf, i)
@@ -385,7 +440,7 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 	}
 	// The name ends at the first of the markers that can follow it.
 	ends, wsEnds := s.nameEnds, s.wsEnds
-	end, which := -1, ""
+	end, which, whichAt := -1, "", 0
 	lim := min(len(body), i+maxHead)
 	for k := i; k < lim; k++ {
 		c := body[k]
@@ -395,12 +450,27 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 		}
 		for _, m := range ends {
 			if hasPrefix(body[k:], m) {
-				end, which = k, m
+				end, which, whichAt = k, m, k
 				break
 			}
 		}
 		if end >= 0 {
 			break
+		}
+		if isSpace(c) && len(ends) > 0 {
+			// Whitespace the template does not write may come before
+			// the marker that ends the name (a newline before <arg_key>).
+			j := skipWS(body, k)
+			if j >= len(body) && !eof && j-k <= 64 {
+				return head{}, vMore
+			}
+			if m := prefixAny(body[j:], ends); m != "" {
+				end, which, whichAt = k, m, j
+				break
+			}
+			if !eof && j-k <= 64 && partialAny(body[j:], ends) {
+				return head{}, vMore
+			}
 		}
 		if !isNameByte(c) {
 			if !eof && partialAny(body[k:], ends) {
@@ -423,7 +493,7 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 	k := end
 	switch {
 	case which != "" && which == s.nameSuffix:
-		k += len(which)
+		k = whichAt + len(which)
 	case wsEnds:
 		k = skipWS(body, k)
 	}
@@ -484,6 +554,16 @@ func (s *synSpec) callIDAt(body []byte, k int, eof bool, more verdict) (string, 
 // dashed names, non-ASCII).
 func isNameByte(c byte) bool {
 	return isIdentByte(c) || c == '.' || c == '-' || c == ':' || c == '/' || c >= 0x80
+}
+
+// prefixAny returns the first of ms that b starts with, or "".
+func prefixAny(b []byte, ms []string) string {
+	for _, m := range ms {
+		if hasPrefix(b, m) {
+			return m
+		}
+	}
+	return ""
 }
 
 // partialAny reports whether b is a proper prefix of one of ms.

@@ -187,6 +187,8 @@ var kimiSyntax = Syntax{Label: "kimi-k2",
 
 var lfm2Syntax = Syntax{Label: "lfm2-pythonic", CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyPythonList}
 
+var llamaBareSyntax = Syntax{Body: BodyJSON, NameKey: "name", ArgsKey: "parameters", CallClose: "<|eom_id|>"}
+
 var functionary32Syntax = Syntax{Label: "functionary-v3.2", CallOpen: ">>>", NameSuffix: "\n", Body: BodyNameJSON}
 
 // syntaxCases are written to the shape of what the models write (Kimi
@@ -253,6 +255,22 @@ var syntaxCases = []struct {
 	{"mistral 3.2 arguments as a string strict", Syntax{CallOpen: "[TOOL_CALLS]", Body: BodyNameJSON, IDPrefix: "[CALL_ID]", ArgsPrefix: "[ARGS]"}, true,
 		`[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]"{\"location\": \"Paris\"}"`,
 		view{Calls: []string{`get_weather{} error=bad_arguments`}}},
+	{"markerless call object: Llama 3.1's bare JSON", llamaBareSyntax, true,
+		`{"name": "get_weather", "parameters": {"location": "Paris"}}`,
+		view{Calls: []string{`get_weather{"location":"Paris"}`}}},
+	{"markerless call object after text", llamaBareSyntax, false,
+		`Sure. {"name": "get_weather", "parameters": {"location": "Paris"}}<|eom_id|>`,
+		view{Content: "Sure. ", Calls: []string{`get_weather{"location":"Paris"}`}}},
+	{"markerless braces that are no call stay text", llamaBareSyntax, false,
+		`The set {"a": 1} and {x} are prose.`,
+		view{Content: `The set {"a": 1} and {x} are prose.`}},
+	{"markerless python list with its end token: Llama 4", Syntax{Body: BodyPythonList, CallClose: "<|eom|>"}, true,
+		`[get_weather(location="Paris"), read_file(path="a.txt")]<|eom|>`,
+		view{Calls: []string{`get_weather{"location":"Paris"}`, `read_file{"path":"a.txt"}`}}},
+	{"whitespace before the key marker ends the name", Syntax{CallOpen: "<tool_call>", CallClose: "</tool_call>", Body: BodyPairs,
+		KeyOpen: "<arg_key>", KeyClose: "</arg_key>", ValueOpen: "<arg_value>", ValueClose: "</arg_value>"}, true,
+		"<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+		view{Calls: []string{`get_weather{"location":"Paris"}`}}},
 	{"command-r7b reasoning skipped", Syntax{CallOpen: "<|START_ACTION|>", CallClose: "<|END_ACTION|>", Body: BodyJSONList, NameKey: "tool_name", ArgsKey: "parameters",
 		ReasoningOpen: "<|START_THINKING|>", ReasoningClose: "<|END_THINKING|>"}, true,
 		`<|START_THINKING|>I could write <|START_ACTION|>[{"tool_name": "read_file", "parameters": {}}]<|END_ACTION|><|END_THINKING|><|START_ACTION|>[{"tool_name": "get_weather", "parameters": {"location": "Paris"}}]<|END_ACTION|>`,
@@ -302,7 +320,7 @@ func TestNewSyntaxRejectsBadSyntax(t *testing.T) {
 		{Body: BodyJSON, CallOpen: "<x>"},
 		{Body: BodyNameJSON, CallOpen: "<x>"},
 		{Body: BodyPairs, CallOpen: "<x>", KeyOpen: "<k>"},
-		{Body: BodyJSONList, NameKey: "name", ArgsKey: "arguments"},
+		{Body: BodyPairs, KeyOpen: "<k>", KeyClose: "</k>", ValueClose: "</v>"},
 		{Body: 99, CallOpen: "<x>"},
 		{Body: BodyPython, CallOpen: "<x>", ReasoningOpen: "<think>"},
 	} {
