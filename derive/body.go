@@ -60,11 +60,16 @@ func sameArgs(v any, want any) bool {
 	return v != nil && reflect.DeepEqual(v, want)
 }
 
-// callObjectKeys returns the keys of a call object holding name and args.
+// callObjectKeys returns the keys of a call object holding name and args;
+// both are "" (and ok true) for an object whose only key is the name.
 func callObjectKeys(v any, name string, args any) (nameKey, argsKey string, ok bool) {
 	obj, isObj := v.(map[string]any)
 	if !isObj {
 		return "", "", false
+	}
+	if x, one := obj[name]; one && len(obj) == 1 && sameArgs(x, args) {
+		// {"NAME": {…}}: the name is the key (Apertus).
+		return "", "", true
 	}
 	for k, x := range obj {
 		if s, isStr := x.(string); isStr && s == name && nameKey == "" {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/toolharness/toolharness/chat"
 )
 
 // decodeSyntax reads the calls of a block opened by a Syntax's marker.
@@ -123,6 +125,9 @@ func (p *Parser) decodeSection(s *synSpec, body string, i, base int) ([]dcall, *
 func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *Error) {
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
+		if s.NameAsKey {
+			return p.decodeNameKeyed(body, base, s.Body == BodyJSONList)
+		}
 		return p.decodeJSONKeys(body, base, s.keys, s.Body == BodyJSONList)
 	case BodyPython, BodyPythonList:
 		return p.decodePythonic(body, base)
@@ -311,8 +316,24 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 
 // jsonNameKey is jsonName for a call object whose name key is key.
 func jsonNameKey(w []byte, key string) ([]byte, bool) {
-	if key == "name" {
+	switch key {
+	case "name":
 		return jsonName(w)
+	case "":
+		// The name is the call object's key: the first string after "{".
+		j := bytes.IndexByte(w, '{')
+		if j < 0 {
+			return nil, false
+		}
+		j = skipWS(w, j+1)
+		if j >= len(w) || w[j] != '"' {
+			return nil, false
+		}
+		e := bytes.IndexByte(w[j+1:], '"')
+		if e <= 0 {
+			return nil, false
+		}
+		return w[j+1 : j+1+e], true
 	}
 	q := []byte(`"` + key + `"`)
 	k := bytes.Index(w, q)
@@ -332,4 +353,48 @@ func jsonNameKey(w []byte, key string) ([]byte, bool) {
 		return nil, false
 	}
 	return w[j+1 : j+1+e], true
+}
+
+// decodeNameKeyed reads calls written as {"NAME": {arguments}}, one
+// object or a list of them (Syntax.NameAsKey).
+func (p *Parser) decodeNameKeyed(body string, base int, list bool) ([]dcall, *Error) {
+	r := relaxed{s: body, strict: p.opts.Strict}
+	var vals []any
+	for {
+		r.ws()
+		if r.i >= len(r.s) {
+			break
+		}
+		if len(vals) > 0 && r.s[r.i] == ',' {
+			r.i++
+			continue
+		}
+		v, err := r.value()
+		if err != nil {
+			return p.nameKeyedCalls(vals, r.repairs, base), jsonErr(err, base, "the tool call")
+		}
+		if l, ok := v.([]any); ok && list {
+			vals = append(vals, l...)
+			continue
+		}
+		vals = append(vals, v)
+	}
+	return p.nameKeyedCalls(vals, r.repairs, base), nil
+}
+
+func (p *Parser) nameKeyedCalls(vals []any, rep repairs, base int) []dcall {
+	calls := make([]dcall, 0, len(vals))
+	for _, v := range vals {
+		c := dcall{repairs: rep}
+		obj, ok := v.(*chat.Object)
+		if !ok || len(obj.Members) != 1 {
+			c.err = &Error{Kind: KindBadJSON, Offset: base, Message: `a tool call must be a JSON object {"TOOL_NAME": {arguments}}`}
+			calls = append(calls, c)
+			continue
+		}
+		c.name = obj.Members[0].Key
+		argsValue(&c, obj.Members[0].Value, p.opts.Strict, base)
+		calls = append(calls, c)
+	}
+	return calls
 }

@@ -80,6 +80,11 @@ type Syntax struct {
 	// "tool_name"/"parameters", …). ArgsKey's value is a JSON object, or a
 	// string holding one (double-encoded arguments, accepted as a repair).
 	NameKey, ArgsKey string
+	// NameAsKey, for BodyJSON and BodyJSONList, says that a call object
+	// has one key, the tool name, whose value is the arguments:
+	// [{"get_weather": {"city": "Paris"}}] (Apertus). NameKey and ArgsKey
+	// are then unused.
+	NameAsKey bool
 
 	// NamePrefix and NameSuffix surround the tool name for BodyNameJSON and
 	// BodyPairs ("<function=" ">", "" "\n", "functions." ""). The name runs
@@ -102,6 +107,12 @@ type Syntax struct {
 	// "<parameter=k>\nv\n</parameter>", KeyOpen is "<parameter=", KeyClose
 	// ">\n", ValueOpen "" and ValueClose "\n</parameter>".
 	KeyOpen, KeyClose, ValueOpen, ValueClose string
+	// TypeAttr, for BodyPairs, names an attribute written between KeyClose
+	// and ValueOpen that says whether the value is text ("true") or JSON
+	// ("false"): DeepSeek V3.2's DSML writes
+	// <｜DSML｜parameter name="k" string="false">5</｜DSML｜parameter>, with
+	// KeyClose `"`, TypeAttr "string" and ValueOpen ">".
+	TypeAttr string
 
 	// ReasoningOpen and ReasoningClose delimit a reasoning block the
 	// parser must not scan for calls ("<think>", "</think>"); "" when the
@@ -164,7 +175,7 @@ func (s Syntax) Validate() error {
 	}
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
-		if s.NameKey == "" || s.ArgsKey == "" {
+		if !s.NameAsKey && (s.NameKey == "" || s.ArgsKey == "") {
 			return bad("a JSON body needs NameKey and ArgsKey")
 		}
 	case BodyNameJSON:
@@ -181,6 +192,13 @@ func (s Syntax) Validate() error {
 	case BodyPythonList, BodyPython:
 	default:
 		return bad("unknown body shape %d", uint8(s.Body))
+	}
+	if s.NameAsKey && s.Body != BodyJSON && s.Body != BodyJSONList {
+		return bad("NameAsKey is for JSON bodies")
+	}
+	if s.NameAsKey && s.CallOpen == "" && s.SectionOpen == "" {
+		// Any object of one key would be a call.
+		return bad("calls keyed by their name need CallOpen or SectionOpen")
 	}
 	if s.CallOpen == "" && s.Body != BodyJSONList && s.Body != BodyPythonList && s.Body != BodyJSON {
 		return bad("CallOpen is required unless the body is JSON or a Python list")

@@ -83,6 +83,7 @@ func newSynSpec(s Syntax) *synSpec {
 		idPrefix:     strings.TrimSpace(s.IDPrefix),
 		argsStop:     strings.TrimSpace(s.ArgsPrefix),
 		wsEnds:       s.NameSuffix != "" && strings.TrimSpace(s.NameSuffix) == "",
+		typeAttr:     s.TypeAttr,
 	}
 	for _, m := range []string{sp.nameSuffix, sp.idPrefix, sp.argsStop} {
 		if m != "" {
@@ -92,7 +93,7 @@ func newSynSpec(s Syntax) *synSpec {
 	if s.Body == BodyPairs {
 		sp.nameEnds = append(sp.nameEnds, strings.TrimSpace(s.KeyOpen))
 	}
-	if sp.keys.name == "" {
+	if sp.keys.name == "" && !s.NameAsKey {
 		sp.keys.name = "name"
 	}
 	if sp.keys.args == "" {
@@ -366,8 +367,21 @@ func (b *block) confirmShape() verdict {
 	return v
 }
 
-// callishKey is callish, also accepting the syntax's own name key.
+// callishKey is callish, also accepting the syntax's own name key ("":
+// the name is the key, so any key will do).
 func callishKey(buf []byte, i int, key string) verdict {
+	if key == "" {
+		j := skipWS(buf, i+1)
+		switch {
+		case j-i > 64:
+			return vNo
+		case j >= len(buf):
+			return vMore
+		case buf[j] == '"':
+			return vYes
+		}
+		return vNo
+	}
 	v := callish(buf, i)
 	if v != vNo || key == "name" {
 		return v
