@@ -42,6 +42,11 @@ type Result struct {
 	// Stop holds the end-of-turn strings: the marker after an answer, the
 	// one after a call turn when it differs, and EOS.
 	Stop []string `json:"stop"`
+	// ParsesOwnCalls: the parser NewParser returns reads the probe calls
+	// back out of the template's own renders of them (one call, and two
+	// where it renders parallel calls). False for a template that writes
+	// calls means the derived syntax is wrong; Notes say how.
+	ParsesOwnCalls bool `json:"parses_own_calls"`
 	// Notes say what could not be derived and why, one line each.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -118,7 +123,9 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	open, close, thinkOpen := learnReasoning(rs, answer, res.GenerationPrompt)
 	res.ThinkOpen = thinkOpen
 	var syntaxNotes []string // about the derived syntax: moot when a built-in format reads it
-	if c, style, note := findCalls(rs); c != nil {
+	c, style, note := findCalls(rs)
+	calls := c
+	if c != nil {
 		res.WritesCalls, res.Style, res.Parallel = true, style, c.parallel
 		res.Syntax, syntaxNotes = learnSyntax(c)
 		res.Syntax.Label = "derived"
@@ -138,6 +145,7 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	res.Syntax.Stop = res.Stop
 	if res.WritesCalls {
 		res.pickFormat(syntaxNotes)
+		res.checkParsers(calls)
 	}
 	if res.WritesCalls && catErr == nil {
 		if one, err := rs.get(probeCallName(1, StyleNamed(res.Style))); err == nil {

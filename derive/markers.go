@@ -60,6 +60,7 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 		s.CallOpen, s.CallClose = strings.TrimSpace(head), strings.TrimSpace(tail)
 	case parse.BodyNameJSON:
 		s.CallOpen, s.NamePrefix = splitHead(head)
+		s.Quote = c.site1.quote
 		learnNameJSON(c, &s)
 		if open := s.CallOpen + s.NamePrefix; open != "" && strings.Contains(one[c.site1.argsAt:c.site1.argsEnd], open) {
 			// Apertus' [{"NAME": {…}}]: the call opener {" recurs in the

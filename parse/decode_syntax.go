@@ -147,8 +147,12 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 	}
 	var calls []dcall
 	var err *Error
+	quote := hs.Quote
 	if hs.gemma {
-		calls = []dcall{p.decodeGemmaArgs(h.name, args, base+h.args)}
+		quote = gemmaEscape
+	}
+	if quote != "" {
+		calls = []dcall{p.decodeGemmaArgs(h.name, args, quote, base+h.args)}
 	} else {
 		calls, err = p.decodeArgsOnly(h.name, args, base+h.args)
 	}

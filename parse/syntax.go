@@ -95,6 +95,13 @@ type Syntax struct {
 	// a call id that runs up to ArgsPrefix: Kimi K2 ":0", Mistral Small 3.2
 	// "[CALL_ID]abc123XYZ". The id becomes the call's ID.
 	IDPrefix string
+	// Quote, for BodyNameJSON, says the arguments are written in an object
+	// notation with bare keys whose strings sit between Quote tokens
+	// instead of JSON's quotes; numbers, true, false and nested objects
+	// and lists are as in JSON: FunctionGemma's {city:<escape>Paris<escape>}
+	// (Quote "<escape>"), Gemma 4's {city:<|"|>Paris<|"|>} (Quote
+	// `<|"|>`). The name then ends at the object's "{".
+	Quote string
 	// ArgsPrefix and ArgsSuffix surround the arguments' JSON object for
 	// BodyNameJSON ("<|tool_call_argument_begin|>", "```json\n" "\n```",
 	// "[ARGS]").
@@ -179,7 +186,7 @@ func (s Syntax) Validate() error {
 			return bad("a JSON body needs NameKey and ArgsKey")
 		}
 	case BodyNameJSON:
-		if s.NameSuffix == "" && s.IDPrefix == "" && s.ArgsPrefix == "" {
+		if s.NameSuffix == "" && s.IDPrefix == "" && s.ArgsPrefix == "" && s.Quote == "" {
 			return bad("nothing ends the tool name (set NameSuffix, IDPrefix or ArgsPrefix)")
 		}
 	case BodyPairs:
@@ -192,6 +199,9 @@ func (s Syntax) Validate() error {
 	case BodyPythonList, BodyPython:
 	default:
 		return bad("unknown body shape %d", uint8(s.Body))
+	}
+	if s.Quote != "" && (s.Body != BodyNameJSON || strings.TrimSpace(s.Quote) != s.Quote) {
+		return bad("Quote is a token for name-then-object bodies")
 	}
 	if s.NameAsKey && s.Body != BodyJSON && s.Body != BodyJSONList {
 		return bad("NameAsKey is for JSON bodies")
