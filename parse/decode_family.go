@@ -116,9 +116,9 @@ func (p *Parser) decodeGemmaArgs(name, args, quote string, base int) dcall {
 // gemma reads FunctionGemma's value notation into ordered values.
 type gemma struct {
 	s, quote string
-	i       int
-	strict  bool
-	repairs repairs
+	i        int
+	strict   bool
+	repairs  repairs
 }
 
 func (g *gemma) fail(format string, args ...any) error {
