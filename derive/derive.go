@@ -132,8 +132,10 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 		if StyleNamed(style).NamedIDs {
 			res.Notes = append(res.Notes, "the template writes a call's id where its name goes: calls are rendered with ids functions.NAME:INDEX, and the name is read out of them")
 		}
-		if after := firstPiece(c.one[c.oneEnd:]); specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
-			res.Stop = append(res.Stop, after)
+		for _, after := range []string{firstPiece(c.one[c.oneEnd:]), afterCalls(c.one[c.site1.end:], res.Syntax)} {
+			if specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
+				res.Stop = append(res.Stop, after)
+			}
 		}
 	} else {
 		res.Notes = append(res.Notes, note)
@@ -153,6 +155,18 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// afterCalls is the marker the template writes after a turn's calls,
+// their closing markers skipped (FunctionGemma's <start_function_response>,
+// Gemma 4's <|tool_response>: where the model hands over to the tool).
+func afterCalls(rest string, s parse.Syntax) string {
+	for _, m := range []string{s.ValueClose, s.ArgsSuffix, s.CallClose, s.SectionClose} {
+		for _, p := range strings.Fields(m) {
+			rest = strings.TrimPrefix(strings.TrimLeftFunc(rest, unicode.IsSpace), p)
+		}
+	}
+	return firstPiece(rest)
 }
 
 // pickFormat names the built-in format that reads the derived syntax, if

@@ -33,7 +33,15 @@ var (
 
 func loadUnseen(t testing.TB) []suiteEntry {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(unseenDir, "manifest.json"))
+	// compileSuite reads files relative to the conformance directory.
+	return loadManifest(t, unseenDir, filepath.Join("..", "unseen"))
+}
+
+// loadManifest reads the manifest of dir; rel is dir relative to the
+// conformance directory.
+func loadManifest(t testing.TB, dir, rel string) []suiteEntry {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +50,7 @@ func loadUnseen(t testing.TB) []suiteEntry {
 		t.Fatal(err)
 	}
 	for i := range m.Templates {
-		// compileSuite reads files relative to the conformance directory.
-		m.Templates[i].File = filepath.Join("..", "unseen", m.Templates[i].File)
+		m.Templates[i].File = filepath.Join(rel, m.Templates[i].File)
 	}
 	return m.Templates
 }
@@ -53,15 +60,21 @@ func loadUnseen(t testing.TB) []suiteEntry {
 // (testdata/renders-unseen) lead to the same, and golden-checks what was
 // derived and the outcomes (testdata/unseen.txt).
 func TestUnseenSuite(t *testing.T) {
+	checkReconstructions(t, loadUnseen(t), "renders-unseen", "unseen.txt")
+}
+
+// checkReconstructions is TestUnseenSuite for a set of templates, their
+// Jinja2 renders in testdata/rendersDir and the golden report.
+func checkReconstructions(t *testing.T, entries []suiteEntry, rendersDir, goldenFile string) {
 	tools, err := chat.ParseTools([]byte(roundTripTools))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var report strings.Builder
 	var goTally, refTally tally
-	for _, e := range loadUnseen(t) {
+	for _, e := range entries {
 		r := compileSuite(t, e)
-		ref := newRecordedRenderer(loadRecordingIn(t, "renders-unseen", e.ID))
+		ref := newRecordedRenderer(loadRecordingIn(t, rendersDir, e.ID))
 		tok := Tokens{BOS: e.token("bos_token"), EOS: e.token("eos_token")}
 		line := goTally.roundTripTemplate(r, tok, tools)
 		if refLine := refTally.roundTripTemplate(ref, tok, tools); refLine != line {
@@ -95,7 +108,7 @@ func TestUnseenSuite(t *testing.T) {
 	}
 	fmt.Fprintf(&report, "Go engine renders: %s\nJinja2 renders: %s\n", goTally, refTally)
 	t.Log(report.String())
-	golden.Check(t, *update, filepath.Join("testdata", "unseen.txt"), report.String())
+	golden.Check(t, *update, filepath.Join("testdata", goldenFile), report.String())
 }
 
 func checkUnseenOutcome(t *testing.T, id, line string) {
