@@ -47,6 +47,12 @@ type Result struct {
 	// where it renders parallel calls). False for a template that writes
 	// calls means the derived syntax is wrong; Notes say how.
 	ParsesOwnCalls bool `json:"parses_own_calls"`
+	// RoleStops are the template's own markers of a new user turn
+	// ("<|im_start|>user", "<|start_header_id|>user", "[INST]"): a model
+	// that writes one has run past its turn and is inventing the next, so
+	// a backend sends them as stop strings with Stop (StopStrings gives
+	// both).
+	RoleStops []string `json:"role_stops,omitempty"`
 	// Notes say what could not be derived and why, one line each.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -108,11 +114,13 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	}
 	if ansErr == nil {
 		res.Stop = endOfTurn(answer, sentinelAnswer)
-		if len(res.Stop) == 0 {
+		next, nextErr := rs.get(probeNextUser)
+		if len(res.Stop) == 0 && nextErr == nil {
 			// Nothing closes an answer: what opens the next turn ends it.
-			if next, err := rs.get(probeNextUser); err == nil {
-				res.Stop = nextTurn(next)
-			}
+			res.Stop = nextTurn(next)
+		}
+		if nextErr == nil {
+			res.RoleStops = roleStops(next, append(res.Stop, tok.BOS, tok.EOS))
 		}
 		if catErr == nil {
 			res.GenerationPrompt = catalog[commonPrefix(catalog, answer):]
@@ -155,6 +163,18 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// StopStrings are the strings a backend stops generation at: the
+// end-of-turn markers, then the role markers of an invented next turn.
+func (r Result) StopStrings() []string {
+	out := append([]string(nil), r.Stop...)
+	for _, s := range r.RoleStops {
+		if !hasString(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // afterCalls is the marker the template writes after a turn's calls,

@@ -40,6 +40,7 @@ func (r Result) Describe() []Field {
 		add("generation prompt opens reasoning", "yes")
 	}
 	add("stop", quoteList(r.Stop))
+	add("role stop", quoteList(r.RoleStops))
 	for _, n := range r.Notes {
 		add("note", n)
 	}
