@@ -26,10 +26,14 @@ func TestTemplatesInspect(t *testing.T) {
 			"format: glm45\n", `reasoning: "<think>" … "</think>"` + "\n"}},
 		{"llama-cpp-lfm2.jinja", []string{"body: json-list\n", `call open: "<|tool_call_start|>"` + "\n",
 			`call close: "<|tool_call_end|>"` + "\n", `name key: "name"` + "\n", `arguments key: "arguments"` + "\n"}},
-		{"00-chatml.jinja", []string{"catalog: no\n", "writes calls: no\n", "note: the template does not render the tools it is given\n"}},
+		{"00-chatml.jinja", []string{"catalog: no\n", "writes calls: no\n", "note: the template does not render the tools it is given\n",
+			`role stop: "<|im_start|>user"` + "\n"}},
 		// Hermes 3's fingerprint in Llama 3 turns: the family it is used
 		// as (none), not the raw fingerprint match.
 		{"../../unseen/templates/hermes-4-70b.jinja", []string{"family: (none of the built-in families)\n", "format: hermes\n"}},
+		// Gemma 4's quote tokens and bare keys (derive's reconstruction).
+		{"../../../../derive/testdata/reconstructed/gemma-4-it.jinja", []string{`call open: "<|tool_call>"` + "\n",
+			`string quote: "<|\"|>"` + "\n", "parses its own calls: yes\n"}},
 	} {
 		out, stderr, code := runCLI(t, "", "templates", "inspect", filepath.Join(conformanceTemplates, tc.file))
 		if code != 0 {
@@ -69,6 +73,19 @@ func TestTemplatesInspectJSON(t *testing.T) {
 		"call_open": "<<CALL>>", "call_close": "<<END>>", "arguments_prefix": "|"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s\n%s", d, out)
+	}
+}
+
+// TestTemplatesInspectBrokenSyntax: a template whose calls the derived
+// syntax cannot read back makes inspect print what it derived and fail.
+func TestTemplatesInspectBrokenSyntax(t *testing.T) {
+	tmpl := writeFile(t, "chat_template.jinja", `{% for m in messages %}{{ m.role }}: {{ m.content }}`+
+		`{% for c in m.tool_calls %}CALL {{ c.function.name }}{% for k, v in c.function.arguments.items() %} {{ k }}={{ v }};{% endfor %}`+
+		`{% endfor %}</s>\n{% endfor %}`)
+	out, stderr, code := runCLI(t, "", "templates", "inspect", tmpl)
+	if code != 1 || !strings.Contains(out, "parses its own calls: no\n") ||
+		!strings.Contains(stderr, "does not parse the template's own render of a call") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }
 
