@@ -128,6 +128,13 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 		if s.NameAsKey {
 			return p.decodeNameKeyed(body, base, s.Body == BodyJSONList)
 		}
+		if s.pyLists && pythonList(body) {
+			calls, err := p.decodePythonic(body, base)
+			for i := range calls {
+				calls[i].repairs |= rPythonicCall
+			}
+			return calls, err
+		}
 		return p.decodeJSONKeys(body, base, s.keys, s.Body == BodyJSONList)
 	case BodyPython, BodyPythonList:
 		return p.decodePythonic(body, base)
@@ -300,6 +307,13 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 	w = w[i:]
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
+		if s.pyLists && pythonList(string(w)) {
+			j := skipWS(w, 0)
+			if v, name := identParen(w, skipWS(w, j+1)); v == vYes {
+				return []byte(name), true
+			}
+			return nil, false
+		}
 		return jsonNameKey(w, s.keys.name)
 	case BodyPython, BodyPythonList:
 		j := skipWS(w, 0)
@@ -401,4 +415,15 @@ func (p *Parser) nameKeyedCalls(vals []any, rep repairs, base int) []dcall {
 		calls = append(calls, c)
 	}
 	return calls
+}
+
+// pythonList reports whether body is a list whose first element is a
+// Python call ("[get_weather(" after whitespace), not a JSON object.
+func pythonList(body string) bool {
+	j := skipWS(body, 0)
+	if j >= len(body) || body[j] != '[' {
+		return false
+	}
+	v, _ := identParen([]byte(body), skipWS(body, j+1))
+	return v == vYes
 }

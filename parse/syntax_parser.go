@@ -42,6 +42,12 @@ type synSpec struct {
 	nameSuffix, idPrefix, argsStop string
 	wsEnds                         bool
 
+	// pyLists: a JSON body may also be a Python list of calls, read with
+	// the repair pythonic_call (a model whose template writes JSON lists,
+	// such as LFM2 under llama.cpp's template, writes Python ones). Set
+	// by NewSyntax when lenient.
+	pyLists bool
+
 	// The knobs below are set by the named formats built on a Syntax
 	// (families.go); a syntax from NewSyntax has none of them.
 	//
@@ -122,6 +128,7 @@ func NewSyntax(s Syntax, opts Options) (*Parser, error) {
 		return nil, err
 	}
 	sp := newSynSpec(s)
+	sp.pyLists = !opts.Strict && (s.Body == BodyJSON || s.Body == BodyJSONList) && !s.NameAsKey
 	p := newParser(s.label(), opts, sp.openers(!opts.Strict))
 	// The syntax's reasoning block, <think> unless it names one (and
 	// not the blocks of the format its label may spell).
@@ -291,11 +298,22 @@ func (b *block) confirmSyntax(eof bool) verdict {
 	}
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
-		if buf[k] == '[' {
+		list := buf[k] == '['
+		if list {
 			k = skipWS(buf, k+1)
 			if k >= len(buf) {
 				return vMore
 			}
+		}
+		if buf[k] != '{' && list && s.pyLists {
+			v, name := identParen(buf, k)
+			if v == vYes {
+				b.name = name
+				if b.op.kind == kPrefix {
+					b.vstart = j
+				}
+			}
+			return v
 		}
 		if buf[k] != '{' {
 			return vNo

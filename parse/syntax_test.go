@@ -187,6 +187,8 @@ var kimiSyntax = Syntax{Label: "kimi-k2",
 
 var lfm2Syntax = Syntax{Label: "lfm2-pythonic", CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyPythonList}
 
+var lfm2JSONSyntax = Syntax{CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyJSONList, NameKey: "name", ArgsKey: "arguments"}
+
 var llamaBareSyntax = Syntax{Body: BodyJSON, NameKey: "name", ArgsKey: "parameters", CallClose: "<|eom_id|>"}
 
 var functionary32Syntax = Syntax{Label: "functionary-v3.2", CallOpen: ">>>", NameSuffix: "\n", Body: BodyNameJSON}
@@ -255,6 +257,15 @@ var syntaxCases = []struct {
 	{"mistral 3.2 arguments as a string strict", Syntax{CallOpen: "[TOOL_CALLS]", Body: BodyNameJSON, IDPrefix: "[CALL_ID]", ArgsPrefix: "[ARGS]"}, true,
 		`[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]"{\"location\": \"Paris\"}"`,
 		view{Calls: []string{`get_weather{} error=bad_arguments`}}},
+	{"a Python list where the template writes JSON: LFM2", lfm2JSONSyntax, false,
+		`<|tool_call_start|>[get_weather(city="Berlin"), read_file(path='a.txt', limit=5)]<|tool_call_end|>Checking.`,
+		view{Content: "Checking.", Calls: []string{`get_weather{"city":"Berlin"} repairs=pythonic_call`, `read_file{"path":"a.txt","limit":5} repairs=pythonic_call`}}},
+	{"a Python list where the template writes JSON, strict", lfm2JSONSyntax, true,
+		`<|tool_call_start|>[get_weather(city="Berlin")]<|tool_call_end|>`,
+		view{Errors: []string{"bad_json"}}},
+	{"the JSON list still reads", lfm2JSONSyntax, false,
+		`<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Berlin"}}]<|tool_call_end|>`,
+		view{Calls: []string{`get_weather{"city":"Berlin"}`}}},
 	{"markerless call object: Llama 3.1's bare JSON", llamaBareSyntax, true,
 		`{"name": "get_weather", "parameters": {"location": "Paris"}}`,
 		view{Calls: []string{`get_weather{"location":"Paris"}`}}},

@@ -124,6 +124,21 @@ func TestParseChatTemplate(t *testing.T) {
 	}
 }
 
+// TestParseChatTemplateLFM2Python: LFM2 models write a Python list of calls
+// where llama.cpp's LFM2 template writes JSON; parsed with that template,
+// the call is read, with the pythonic_call repair.
+func TestParseChatTemplateLFM2Python(t *testing.T) {
+	tools := writeFile(t, "tools.json", `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",`+
+		`"properties":{"city":{"type":"string"}}}}}]`)
+	in := `<|tool_call_start|>[get_weather(city="Berlin")]<|tool_call_end|>`
+	tmpl := filepath.Join(conformanceTemplates, "llama-cpp-lfm2.jinja")
+	out, stderr, code := runCLI(t, in, "parse", "--chat-template", tmpl, "--tools", tools)
+	want := `{"type":"call","id":"call_0","name":"get_weather","arguments":{"city":"Berlin"},"repairs":["pythonic_call"],"offset":0}`
+	if code != 0 || !strings.Contains(out, want+"\n") {
+		t.Errorf("exit %d, stderr %q, output:\n%s\nwant the event %s", code, stderr, out, want)
+	}
+}
+
 // TestParseChatTemplatePromptTail: parse --chat-template reads its input as
 // the output after the generation prompt. Where that prompt ends inside the
 // call syntax (functionary v3.2's ">>>"), a call is found at offset 0 and
