@@ -340,3 +340,22 @@ func TestNewSyntaxRejectsBadSyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoGemma4 reads Gemma 4's calls under auto, whole and in chunks.
+func TestAutoGemma4(t *testing.T) {
+	in := `I will check.<|tool_call>call:get_weather{location:<|"|>Berlin, "DE"<|"|>,unit:<|"|>celsius<|"|>}<tool_call|>`
+	want := view{Content: "I will check.", Calls: []string{`get_weather{"location":"Berlin, \"DE\"","unit":"celsius"}`}}
+	for n := 0; n <= 5; n++ {
+		p, err := New("auto", Options{Tools: fixtureTools(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := []string{in}
+		if n > 0 {
+			chunks = chunked(in, n)
+		}
+		if d := cmp.Diff(want, viewOf(resultOf(merged(run(p, chunks))))); d != "" {
+			t.Errorf("chunks of %d (-want +got):\n%s", n, d)
+		}
+	}
+}
