@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolharness/toolharness/templates"
 )
 
 func TestRoleStops(t *testing.T) {
@@ -33,5 +34,15 @@ func TestStopStrings(t *testing.T) {
 	r := Result{Stop: []string{"<|im_end|>", "<|endoftext|>"}, RoleStops: []string{"<|im_start|>user", "<|im_end|>"}}
 	if got, want := r.StopStrings(), []string{"<|im_end|>", "<|endoftext|>", "<|im_start|>user"}; !cmp.Equal(got, want) {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// TestAdoptSendsRoleStops: a loaded template's family stops at its own
+// role marker, so a backend that sends the family's stops sends it.
+func TestAdoptSendsRoleStops(t *testing.T) {
+	fam := Adopt(templates.Family{Name: "loaded"}, Result{WritesCalls: true, Format: "hermes",
+		Stop: []string{"<|im_end|>"}, RoleStops: []string{"<|im_start|>user"}})
+	if want := []string{"<|im_end|>", "<|im_start|>user"}; !cmp.Equal(fam.Stop, want) {
+		t.Errorf("family stops %q, want %q", fam.Stop, want)
 	}
 }
