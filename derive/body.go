@@ -25,6 +25,9 @@ type callSite struct {
 	keys, values [][2]int
 	// listCalls counts the calls of a list body (JSON or Python).
 	listCalls int
+	// quote is the token strings are written between in a quoted-object
+	// body (BodyNameJSON whose arguments are no JSON).
+	quote string
 }
 
 // jsonValueAt decodes the JSON value starting at s[at]; ok is false when
@@ -60,11 +63,16 @@ func sameArgs(v any, want any) bool {
 	return v != nil && reflect.DeepEqual(v, want)
 }
 
-// callObjectKeys returns the keys of a call object holding name and args.
+// callObjectKeys returns the keys of a call object holding name and args;
+// both are "" (and ok true) for an object whose only key is the name.
 func callObjectKeys(v any, name string, args any) (nameKey, argsKey string, ok bool) {
 	obj, isObj := v.(map[string]any)
 	if !isObj {
 		return "", "", false
+	}
+	if x, one := obj[name]; one && len(obj) == 1 && sameArgs(x, args) {
+		// {"NAME": {…}}: the name is the key (Apertus).
+		return "", "", true
 	}
 	for k, x := range obj {
 		if s, isStr := x.(string); isStr && s == name && nameKey == "" {
@@ -97,6 +105,9 @@ func locateCall(s string, from, limit int, name string, args []arg) (site callSi
 		return site, true
 	}
 	if locateNameJSON(s, limit, want, &site) {
+		return site, true
+	}
+	if locateQuoted(s, limit, args, want, &site) {
 		return site, true
 	}
 	if locatePairs(s, limit, args, &site) {
@@ -277,4 +288,89 @@ func findValue(s string, from int, value string) (at, end int, ok bool) {
 		return 0, 0, false
 	}
 	return from + best, from + best + len(bestForm), true
+}
+
+// locateQuoted: the name is followed by an object with bare keys whose
+// strings sit between a special token written on both sides of them
+// (FunctionGemma's {k:<escape>v<escape>}, Gemma 4's {k:<|"|>v<|"|>}).
+// The token is read off the first string argument; the object must then
+// decode to the probe's arguments.
+func locateQuoted(s string, limit int, args []arg, want any, site *callSite) bool {
+	at := strings.IndexByte(s[site.nameEnd:limit], '{')
+	if at < 0 || at > 16 || strings.ContainsAny(s[site.nameEnd:site.nameEnd+at], "\n\"") {
+		return false
+	}
+	at += site.nameEnd
+	var raw string
+	for _, a := range args {
+		if json.Unmarshal([]byte(a.value), &raw) == nil {
+			break
+		}
+	}
+	v := strings.Index(s[at:limit], raw)
+	if raw == "" || v < 0 {
+		return false
+	}
+	v += at
+	before := s[at:v]
+	q := ""
+	for i := len(before) - 1; i >= 0; i-- {
+		if (before[i] == '<' || before[i] == '[') && specialLen(before[i:]) == len(before)-i {
+			q = before[i:]
+			break
+		}
+	}
+	if q == "" || !strings.HasPrefix(s[v+len(raw):], q) {
+		return false
+	}
+	end, obj, ok := quotedObject(s[:limit], at, q)
+	if !ok || !reflect.DeepEqual(decodeJSON(obj), want) {
+		return false
+	}
+	site.body, site.start, site.end, site.argsAt, site.argsEnd, site.quote = parse.BodyNameJSON, site.nameAt, end, at, end, q
+	return true
+}
+
+// quotedObject reads the object at s[at] in the quoted notation (bare
+// keys, strings between q) and returns its end and its JSON text.
+func quotedObject(s string, at int, q string) (end int, obj string, ok bool) {
+	var b strings.Builder
+	depth := 0
+	for i := at; i < len(s); {
+		switch c := s[i]; {
+		case strings.HasPrefix(s[i:], q):
+			e := strings.Index(s[i+len(q):], q)
+			if e < 0 {
+				return 0, "", false
+			}
+			b.Write(quote(s[i+len(q) : i+len(q)+e]))
+			i += len(q) + e + len(q)
+			continue
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				b.WriteByte(c)
+				return i + 1, b.String(), true
+			}
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			k := i
+			for k < len(s) && isIdent(s[k]) {
+				k++
+			}
+			if w := s[i:k]; k < len(s) && s[k] == ':' {
+				b.Write(quote(w)) // a bare key
+			} else {
+				b.WriteString(w) // true, false, null
+			}
+			i = k
+			continue
+		case c == '"':
+			return 0, "", false // JSON's quotes: not this notation
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return 0, "", false
 }

@@ -34,6 +34,10 @@ func builtinFormat(s parse.Syntax) string {
 			// The harmony parser reads the recipient before or after the
 			// channel, as gpt-oss's template and models write it.
 			return "harmony"
+		case s.Quote == "<escape>" && s.CallOpen == "<start_function_call>" && s.NamePrefix == "call:" && s.CallClose == "<end_function_call>":
+			return "functiongemma"
+		case s.Quote != "":
+			// No other built-in format reads quote tokens.
 		case s.CallOpen == "" && s.SectionOpen == "" && s.NamePrefix == "" && s.NameSuffix == "\n" && s.ArgsPrefix == "" && s.CallClose == "":
 			return "glm4"
 		case s.SectionOpen == "<|tool_calls_section_begin|>" && s.SectionClose == "<|tool_calls_section_end|>" &&
@@ -76,12 +80,6 @@ func builtinFormat(s parse.Syntax) string {
 		if s.CallOpen == "" {
 			return "pythonic"
 		}
-	}
-	if s.CallOpen == "<start_function_call>" && s.NamePrefix == "call:" {
-		// FunctionGemma: its argument notation (bare keys, <escape>
-		// strings) is no body a Syntax describes, whatever the diff made
-		// of it.
-		return "functiongemma"
 	}
 	return ""
 }

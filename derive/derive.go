@@ -42,6 +42,17 @@ type Result struct {
 	// Stop holds the end-of-turn strings: the marker after an answer, the
 	// one after a call turn when it differs, and EOS.
 	Stop []string `json:"stop"`
+	// ParsesOwnCalls: the parser NewParser returns reads the probe calls
+	// back out of the template's own renders of them (one call, and two
+	// where it renders parallel calls). False for a template that writes
+	// calls means the derived syntax is wrong; Notes say how.
+	ParsesOwnCalls bool `json:"parses_own_calls"`
+	// RoleStops are the template's own markers of a new user turn
+	// ("<|im_start|>user", "<|start_header_id|>user", "[INST]"): a model
+	// that writes one has run past its turn and is inventing the next, so
+	// a backend sends them as stop strings with Stop (StopStrings gives
+	// both).
+	RoleStops []string `json:"role_stops,omitempty"`
 	// Notes say what could not be derived and why, one line each.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -103,11 +114,13 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	}
 	if ansErr == nil {
 		res.Stop = endOfTurn(answer, sentinelAnswer)
-		if len(res.Stop) == 0 {
+		next, nextErr := rs.get(probeNextUser)
+		if len(res.Stop) == 0 && nextErr == nil {
 			// Nothing closes an answer: what opens the next turn ends it.
-			if next, err := rs.get(probeNextUser); err == nil {
-				res.Stop = nextTurn(next)
-			}
+			res.Stop = nextTurn(next)
+		}
+		if nextErr == nil {
+			res.RoleStops = roleStops(next, append(res.Stop, tok.BOS, tok.EOS))
 		}
 		if catErr == nil {
 			res.GenerationPrompt = catalog[commonPrefix(catalog, answer):]
@@ -118,15 +131,19 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	open, close, thinkOpen := learnReasoning(rs, answer, res.GenerationPrompt)
 	res.ThinkOpen = thinkOpen
 	var syntaxNotes []string // about the derived syntax: moot when a built-in format reads it
-	if c, style, note := findCalls(rs); c != nil {
+	c, style, note := findCalls(rs)
+	calls := c
+	if c != nil {
 		res.WritesCalls, res.Style, res.Parallel = true, style, c.parallel
 		res.Syntax, syntaxNotes = learnSyntax(c)
 		res.Syntax.Label = "derived"
 		if StyleNamed(style).NamedIDs {
 			res.Notes = append(res.Notes, "the template writes a call's id where its name goes: calls are rendered with ids functions.NAME:INDEX, and the name is read out of them")
 		}
-		if after := firstPiece(c.one[c.oneEnd:]); specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
-			res.Stop = append(res.Stop, after)
+		for _, after := range []string{firstPiece(c.one[c.oneEnd:]), afterCalls(c.one[c.site1.end:], res.Syntax)} {
+			if specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
+				res.Stop = append(res.Stop, after)
+			}
 		}
 	} else {
 		res.Notes = append(res.Notes, note)
@@ -138,6 +155,7 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 	res.Syntax.Stop = res.Stop
 	if res.WritesCalls {
 		res.pickFormat(syntaxNotes)
+		res.checkParsers(calls)
 	}
 	if res.WritesCalls && catErr == nil {
 		if one, err := rs.get(probeCallName(1, StyleNamed(res.Style))); err == nil {
@@ -145,6 +163,30 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// StopStrings are the strings a backend stops generation at: the
+// end-of-turn markers, then the role markers of an invented next turn.
+func (r Result) StopStrings() []string {
+	out := append([]string(nil), r.Stop...)
+	for _, s := range r.RoleStops {
+		if !hasString(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// afterCalls is the marker the template writes after a turn's calls,
+// their closing markers skipped (FunctionGemma's <start_function_response>,
+// Gemma 4's <|tool_response>: where the model hands over to the tool).
+func afterCalls(rest string, s parse.Syntax) string {
+	for _, m := range []string{s.ValueClose, s.ArgsSuffix, s.CallClose, s.SectionClose} {
+		for _, p := range strings.Fields(m) {
+			rest = strings.TrimPrefix(strings.TrimLeftFunc(rest, unicode.IsSpace), p)
+		}
+	}
+	return firstPiece(rest)
 }
 
 // pickFormat names the built-in format that reads the derived syntax, if

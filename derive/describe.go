@@ -30,6 +30,7 @@ func (r Result) Describe() []Field {
 		if r.Format == "" {
 			f = append(f, SyntaxFields(r.Syntax)...)
 		}
+		add("parses its own calls", yesNo(r.ParsesOwnCalls))
 	}
 	add("reasoning", markerPair(r.Syntax.ReasoningOpen, r.Syntax.ReasoningClose))
 	if r.PromptTail != "" {
@@ -39,6 +40,7 @@ func (r Result) Describe() []Field {
 		add("generation prompt opens reasoning", "yes")
 	}
 	add("stop", quoteList(r.Stop))
+	add("role stop", quoteList(r.RoleStops))
 	for _, n := range r.Notes {
 		add("note", n)
 	}
@@ -70,6 +72,11 @@ func SyntaxFields(s parse.Syntax) []Field {
 	q("key close", s.KeyClose)
 	q("value open", s.ValueOpen)
 	q("value close", s.ValueClose)
+	q("type attribute", s.TypeAttr)
+	q("string quote", s.Quote)
+	if s.NameAsKey {
+		f = append(f, Field{"name is the key", "yes"})
+	}
 	return f
 }
 

@@ -77,7 +77,9 @@ func Adopt(fam templates.Family, res Result) templates.Family {
 	// catches either.
 	s := res.Syntax
 	fam.ControlTokens = appendNew(fam.ControlTokens, s.SectionOpen, s.SectionClose, s.CallOpen, s.CallClose)
-	fam.Stop = appendNew(fam.Stop, res.Stop...)
+	// The role stops too: a model that runs past its turn stops at the
+	// next turn's marker instead of inventing it.
+	fam.Stop = appendNew(fam.Stop, res.StopStrings()...)
 	return fam
 }
 

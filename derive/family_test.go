@@ -23,6 +23,11 @@ func TestFamilyRendersOwnSyntax(t *testing.T) {
 	if fam.NativeFormat != "derived:pipe-pairs.jinja" || fam.DefaultFormat != fam.NativeFormat || res.Format != "" {
 		t.Fatalf("native %q default %q format %q", fam.NativeFormat, fam.DefaultFormat, res.Format)
 	}
+	for _, s := range res.StopStrings() {
+		if !hasString(fam.Stop, s) {
+			t.Errorf("family stops %q lack the derived stop %q", fam.Stop, s)
+		}
+	}
 	for _, m := range []string{"<|acts|>", "<|act|>", "<|/act|>"} {
 		if !hasString(fam.ControlTokens, m) {
 			t.Errorf("control tokens %q lack the derived marker %q", fam.ControlTokens, m)

@@ -21,7 +21,8 @@ type callRenders struct {
 
 // learnSyntax names the markers around and inside the calls.
 func learnSyntax(c *callRenders) (parse.Syntax, []string) {
-	s := parse.Syntax{Body: c.site1.body, NameKey: c.site1.nameKey, ArgsKey: c.site1.argsKey}
+	s := parse.Syntax{Body: c.site1.body, NameKey: c.site1.nameKey, ArgsKey: c.site1.argsKey,
+		NameAsKey: (c.site1.body == parse.BodyJSON || c.site1.body == parse.BodyJSONList) && c.site1.nameKey == ""}
 	var notes []string
 	one := c.one
 	if s.Body == parse.BodyJSONList || s.Body == parse.BodyPythonList {
@@ -59,6 +60,7 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 		s.CallOpen, s.CallClose = strings.TrimSpace(head), strings.TrimSpace(tail)
 	case parse.BodyNameJSON:
 		s.CallOpen, s.NamePrefix = splitHead(head)
+		s.Quote = c.site1.quote
 		learnNameJSON(c, &s)
 		if open := s.CallOpen + s.NamePrefix; open != "" && strings.Contains(one[c.site1.argsAt:c.site1.argsEnd], open) {
 			// Apertus' [{"NAME": {…}}]: the call opener {" recurs in the
@@ -75,8 +77,9 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 		if k := c.site1.keys; len(k) > 1 {
 			v := c.site1.values
 			if a, b := one[k[0][1]:v[0][0]], one[k[1][1]:v[1][0]]; a != b {
-				// DeepSeek V3.2's string="true" / string="false".
-				notes = append(notes, fmt.Sprintf("the text between a key and its value differs from one argument to the next (%q, %q): the derived syntax reads only the first", a, b))
+				if !learnTypeAttr(a, b, &s) {
+					notes = append(notes, fmt.Sprintf("the text between a key and its value differs from one argument to the next (%q, %q): the derived syntax reads only the first", a, b))
+				}
 			}
 		}
 		s.CallClose = strings.TrimSpace(strings.TrimPrefix(tail, s.ValueClose))
@@ -171,6 +174,45 @@ func learnPairs(one string, site callSite, s *parse.Syntax) {
 	if s.ValueOpen == "" {
 		s.KeyClose = kv
 	}
+}
+
+// learnTypeAttr reads an attribute that says whether a pair's value is
+// text: the text between key and value of the probe's first argument (a
+// string) and of its second (an integer) differ only in an attribute's
+// value, "true" for the string and "false" for the other (DeepSeek
+// V3.2's ` string="true">` and ` string="false">`). KeyClose becomes what
+// precedes the attribute and ValueOpen what follows it.
+func learnTypeAttr(str, other string, s *parse.Syntax) bool {
+	p := commonPrefixBytes(str, other)
+	if p < 2 || !strings.HasPrefix(str[p:], "true") || !strings.HasPrefix(other[p:], "false") || len(str) < p+5 || str[p+4:] != other[p+5:] {
+		return false
+	}
+	quote := str[p-1]
+	if (quote != '"' && quote != '\'') || str[p-2] != '=' || str[p+4] != quote {
+		return false
+	}
+	name := p - 2
+	for name > 0 && isIdent(str[name-1]) {
+		name--
+	}
+	before := strings.TrimRightFunc(str[:name], unicode.IsSpace)
+	if name == p-2 || len(before) == name {
+		return false // no attribute name, or nothing before it
+	}
+	s.KeyClose, s.TypeAttr, s.ValueOpen = before, str[name:p-2], strings.TrimSpace(str[p+5:])
+	return s.ValueOpen != ""
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func commonPrefixBytes(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 func lastLine(s string) string {

@@ -12,8 +12,9 @@ import (
 var ErrNoCalls = errors.New("derive: the template writes no tool calls")
 
 // NewParser returns a parser for the calls the template writes: the
-// built-in format's parser when the syntax is one (its repairs know the
-// models of that family), else one for the derived syntax.
+// built-in format's parser when the syntax is one and that parser reads
+// the template's own calls as the derived syntax does (its repairs know
+// the models of that family), else one for the derived syntax.
 func (r Result) NewParser(opts parse.Options) (*parse.Parser, error) {
 	if !r.WritesCalls {
 		return nil, fmt.Errorf("%w (%s)", ErrNoCalls, r.noCallsReason())

@@ -98,13 +98,15 @@ type Style struct {
 }
 
 // Styles are tried in this order; the first that renders the call wins.
-// string-args (arguments as a JSON string, no content) is for templates
+// vllm (content "") comes first: it is the shape every engine renders,
+// where hf's missing content makes Jinja2 raise in templates that read it
+// (Devstral) while toolharness's engine renders it as empty. string-args (arguments as a JSON string, no content) is for templates
 // that concatenate the arguments as text and refuse a null content
 // (Apertus); named-ids is tried only when no other style rendered the
 // call's name but one rendered its id where the call goes.
 var Styles = []Style{
-	{Name: "hf"},
 	{Name: "vllm", Content: `""`},
+	{Name: "hf"},
 	{Name: "openai", StringArguments: true, Content: `null`},
 	{Name: "string-args", StringArguments: true},
 	{Name: "named-ids", NamedIDs: true},

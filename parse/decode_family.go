@@ -74,7 +74,8 @@ func (a *argBuilder) addJSON(name, raw string, off int) repairs {
 	return r.repairs
 }
 
-// gemmaEscape delimits strings in FunctionGemma's notation.
+// gemmaEscape delimits strings in FunctionGemma's notation (Gemma 4's
+// is <|"|>: the quote token is a parameter of the notation).
 const gemmaEscape = "<escape>"
 
 // decodeGemmaArgs reads FunctionGemma's arguments, as its chat template
@@ -82,8 +83,9 @@ const gemmaEscape = "<escape>"
 // markers, numbers, true, false, None, nested objects and lists.
 // Lenient, quoted JSON strings and keys are read too (quoted_string),
 // and a bare word as a value is a string (bare_identifier), as Google's
-// own parsing example casts it.
-func (p *Parser) decodeGemmaArgs(name, args string, base int) dcall {
+// own parsing example casts it. quote is the token strings are written
+// between.
+func (p *Parser) decodeGemmaArgs(name, args, quote string, base int) dcall {
 	c := dcall{name: name}
 	t := strings.TrimSpace(args)
 	if t == "" {
@@ -91,7 +93,7 @@ func (p *Parser) decodeGemmaArgs(name, args string, base int) dcall {
 		return c
 	}
 	off := base + strings.Index(args, t)
-	g := gemma{s: t, strict: p.opts.Strict}
+	g := gemma{s: t, strict: p.opts.Strict, quote: quote}
 	g.ws()
 	if g.i >= len(g.s) || g.s[g.i] != '{' {
 		c.err = &Error{Kind: KindBadArguments, Offset: off, Message: fmt.Sprintf("write the arguments of %s as {key:value,…}", name)}
@@ -113,10 +115,10 @@ func (p *Parser) decodeGemmaArgs(name, args string, base int) dcall {
 
 // gemma reads FunctionGemma's value notation into ordered values.
 type gemma struct {
-	s       string
-	i       int
-	strict  bool
-	repairs repairs
+	s, quote string
+	i        int
+	strict   bool
+	repairs  repairs
 }
 
 func (g *gemma) fail(format string, args ...any) error {
@@ -142,7 +144,7 @@ func (g *gemma) value(depth int) (any, error) {
 		return g.object(depth)
 	case c == '[':
 		return g.list(depth)
-	case strings.HasPrefix(g.s[g.i:], gemmaEscape):
+	case strings.HasPrefix(g.s[g.i:], g.quote):
 		return g.escaped()
 	case c == '"' && !g.strict:
 		r := relaxed{s: g.s, i: g.i}
@@ -155,12 +157,12 @@ func (g *gemma) value(depth int) (any, error) {
 }
 
 func (g *gemma) escaped() (string, error) {
-	start := g.i + len(gemmaEscape)
-	e := strings.Index(g.s[start:], gemmaEscape)
+	start := g.i + len(g.quote)
+	e := strings.Index(g.s[start:], g.quote)
 	if e < 0 {
-		return "", g.fail("string without its closing %s", gemmaEscape)
+		return "", g.fail("string without its closing %s", g.quote)
 	}
-	g.i = start + e + len(gemmaEscape)
+	g.i = start + e + len(g.quote)
 	return g.s[start : start+e], nil
 }
 
@@ -168,7 +170,7 @@ func (g *gemma) escaped() (string, error) {
 // (lenient) a word kept as a string.
 func (g *gemma) word() (any, error) {
 	start := g.i
-	for g.i < len(g.s) && !strings.ContainsRune(",}]", rune(g.s[g.i])) && !strings.HasPrefix(g.s[g.i:], gemmaEscape) {
+	for g.i < len(g.s) && !strings.ContainsRune(",}]", rune(g.s[g.i])) && !strings.HasPrefix(g.s[g.i:], g.quote) {
 		g.i++
 	}
 	w := strings.TrimSpace(g.s[start:g.i])
@@ -186,7 +188,7 @@ func (g *gemma) word() (any, error) {
 		return nil, g.fail("expected a value")
 	case g.strict:
 		g.i = start
-		return nil, g.fail("bare text %q; write strings as <escape>text<escape>", w)
+		return nil, g.fail("bare text %q; write strings as %stext%s", w, g.quote, g.quote)
 	}
 	g.repairs |= rBareIdentifier
 	return w, nil
@@ -194,7 +196,7 @@ func (g *gemma) word() (any, error) {
 
 func (g *gemma) key() (string, error) {
 	g.ws()
-	if strings.HasPrefix(g.s[g.i:], gemmaEscape) {
+	if strings.HasPrefix(g.s[g.i:], g.quote) {
 		return g.escaped()
 	}
 	if g.i < len(g.s) && g.s[g.i] == '"' && !g.strict {

@@ -4,12 +4,19 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/toolharness/toolharness/chat"
 )
 
 // decodeSyntax reads the calls of a block opened by a Syntax's marker.
 // body is the block after its scanned marker, up to its closing marker
 // (or the end of its last value); base is body's offset in the turn.
 func (p *Parser) decodeSyntax(op *opener, body string, base int) ([]dcall, *Error) {
+	if op.syn.markerless() {
+		// The marker is the value's first byte.
+		body, base = op.marker+body, base-len(op.marker)
+		return p.decodeSyntaxBody(op.syn, trimPieces(body, op.syn.callClose), base)
+	}
 	calls, err := p.decodeSyntax1(op, body, base)
 	if err != nil && len(calls) == 0 && err.Offset >= base+len(body) {
 		// An error that stands for the whole block (it carries its
@@ -118,6 +125,16 @@ func (p *Parser) decodeSection(s *synSpec, body string, i, base int) ([]dcall, *
 func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *Error) {
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
+		if s.NameAsKey {
+			return p.decodeNameKeyed(body, base, s.Body == BodyJSONList)
+		}
+		if s.pyLists && pythonList(body) {
+			calls, err := p.decodePythonic(body, base)
+			for i := range calls {
+				calls[i].repairs |= rPythonicCall
+			}
+			return calls, err
+		}
 		return p.decodeJSONKeys(body, base, s.keys, s.Body == BodyJSONList)
 	case BodyPython, BodyPythonList:
 		return p.decodePythonic(body, base)
@@ -137,8 +154,12 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 	}
 	var calls []dcall
 	var err *Error
+	quote := hs.Quote
 	if hs.gemma {
-		calls = []dcall{p.decodeGemmaArgs(h.name, args, base+h.args)}
+		quote = gemmaEscape
+	}
+	if quote != "" {
+		calls = []dcall{p.decodeGemmaArgs(h.name, args, quote, base+h.args)}
 	} else {
 		calls, err = p.decodeArgsOnly(h.name, args, base+h.args)
 	}
@@ -268,6 +289,10 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 	if section {
 		rest = s.sectionOpen
 	}
+	if s.markerless() {
+		// w starts at the value, bracket included.
+		rest = []string{""}
+	}
 	i := 0
 	if len(rest) > 1 {
 		if i = skipPieces(w, 0, rest[1:]); i < 0 {
@@ -282,6 +307,13 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 	w = w[i:]
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
+		if s.pyLists && pythonList(string(w)) {
+			j := skipWS(w, 0)
+			if v, name := identParen(w, skipWS(w, j+1)); v == vYes {
+				return []byte(name), true
+			}
+			return nil, false
+		}
 		return jsonNameKey(w, s.keys.name)
 	case BodyPython, BodyPythonList:
 		j := skipWS(w, 0)
@@ -302,8 +334,24 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 
 // jsonNameKey is jsonName for a call object whose name key is key.
 func jsonNameKey(w []byte, key string) ([]byte, bool) {
-	if key == "name" {
+	switch key {
+	case "name":
 		return jsonName(w)
+	case "":
+		// The name is the call object's key: the first string after "{".
+		j := bytes.IndexByte(w, '{')
+		if j < 0 {
+			return nil, false
+		}
+		j = skipWS(w, j+1)
+		if j >= len(w) || w[j] != '"' {
+			return nil, false
+		}
+		e := bytes.IndexByte(w[j+1:], '"')
+		if e <= 0 {
+			return nil, false
+		}
+		return w[j+1 : j+1+e], true
 	}
 	q := []byte(`"` + key + `"`)
 	k := bytes.Index(w, q)
@@ -323,4 +371,59 @@ func jsonNameKey(w []byte, key string) ([]byte, bool) {
 		return nil, false
 	}
 	return w[j+1 : j+1+e], true
+}
+
+// decodeNameKeyed reads calls written as {"NAME": {arguments}}, one
+// object or a list of them (Syntax.NameAsKey).
+func (p *Parser) decodeNameKeyed(body string, base int, list bool) ([]dcall, *Error) {
+	r := relaxed{s: body, strict: p.opts.Strict}
+	var vals []any
+	for {
+		r.ws()
+		if r.i >= len(r.s) {
+			break
+		}
+		if len(vals) > 0 && r.s[r.i] == ',' {
+			r.i++
+			continue
+		}
+		v, err := r.value()
+		if err != nil {
+			return p.nameKeyedCalls(vals, r.repairs, base), jsonErr(err, base, "the tool call")
+		}
+		if l, ok := v.([]any); ok && list {
+			vals = append(vals, l...)
+			continue
+		}
+		vals = append(vals, v)
+	}
+	return p.nameKeyedCalls(vals, r.repairs, base), nil
+}
+
+func (p *Parser) nameKeyedCalls(vals []any, rep repairs, base int) []dcall {
+	calls := make([]dcall, 0, len(vals))
+	for _, v := range vals {
+		c := dcall{repairs: rep}
+		obj, ok := v.(*chat.Object)
+		if !ok || len(obj.Members) != 1 {
+			c.err = &Error{Kind: KindBadJSON, Offset: base, Message: `a tool call must be a JSON object {"TOOL_NAME": {arguments}}`}
+			calls = append(calls, c)
+			continue
+		}
+		c.name = obj.Members[0].Key
+		argsValue(&c, obj.Members[0].Value, p.opts.Strict, base)
+		calls = append(calls, c)
+	}
+	return calls
+}
+
+// pythonList reports whether body is a list whose first element is a
+// Python call ("[get_weather(" after whitespace), not a JSON object.
+func pythonList(body string) bool {
+	j := skipWS(body, 0)
+	if j >= len(body) || body[j] != '[' {
+		return false
+	}
+	v, _ := identParen([]byte(body), skipWS(body, j+1))
+	return v == vYes
 }

@@ -17,9 +17,10 @@ import "strings"
 //	minimax-m2     <minimax:tool_call><invoke name="NAME"><parameter name="k">v</parameter></invoke></minimax:tool_call>
 //	seed-oss       <seed:tool_call><function=NAME><parameter=k>v</parameter></function></seed:tool_call>
 //
-// auto also reads two syntaxes that have no format of their own:
+// auto also reads syntaxes that have no format of their own:
 // <|tool_call|>[{…}]<|/tool_call|> (Phi-4-mini; Granite 3.x writes no
-// close) and Apriel's <tool_calls>[{…}]</tool_calls>.
+// close), Apriel's <tool_calls>[{…}]</tool_calls> and Gemma 4's
+// <|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>.
 //
 // Lenient, each also accepts its markers in the spellings models and
 // conversions write besides the template's (marker_spelling): DeepSeek's
@@ -119,6 +120,13 @@ var functionGemmaFamily = family{
 	gemma: true,
 }
 
+// gemma4Family is Gemma 4's calls, read by auto: FunctionGemma's
+// notation with Gemma 4's tokens and its <|"|> quote token.
+var gemma4Family = family{
+	syn: Syntax{Label: "gemma4", CallOpen: "<|tool_call>", CallClose: "<tool_call|>",
+		Body: BodyNameJSON, NamePrefix: "call:", Quote: `<|"|>`},
+}
+
 // toolCallTokenFamily is the JSON list of calls after <|tool_call|>, a
 // special token of Granite 3.x (which ends the list with nothing) and of
 // Phi-4-mini (which closes it: <|tool_call|>[…]<|/tool_call|>). The
@@ -152,7 +160,7 @@ func familiesOf(format string) []family {
 	case "seed-oss":
 		return []family{seedFamily}
 	case "auto":
-		return []family{deepseekFamily, dsmlFamily, kimiFamily, functionaryFamily, functionGemmaFamily, minimaxFamily, seedFamily,
+		return []family{deepseekFamily, dsmlFamily, kimiFamily, functionaryFamily, functionGemmaFamily, gemma4Family, minimaxFamily, seedFamily,
 			toolCallTokenFamily, aprielFamily}
 	}
 	return nil

@@ -56,8 +56,12 @@ type Syntax struct {
 	// when there is no section.
 	SectionOpen, SectionClose string
 	// CallOpen opens one call; it is required unless Body is JSON (objects
-	// back to back, or a list) or a Python list inside a section (then
-	// SectionOpen must be set).
+	// back to back, or a list) or a Python list. With neither CallOpen nor
+	// SectionOpen, a call is recognised by its shape, as the json and
+	// pythonic formats recognise theirs: a JSON object holding NameKey, or
+	// a list of such objects or of Python calls (Llama 3.1's bare
+	// {"name": …, "parameters": …}, Llama 4's [get_weather(city="Paris")]);
+	// with a catalog, a call must name one of its tools.
 	CallOpen string
 	// CallClose closes one call; "" when a call ends at the next CallOpen,
 	// at SectionClose, or at the end of the output.
@@ -76,6 +80,11 @@ type Syntax struct {
 	// "tool_name"/"parameters", …). ArgsKey's value is a JSON object, or a
 	// string holding one (double-encoded arguments, accepted as a repair).
 	NameKey, ArgsKey string
+	// NameAsKey, for BodyJSON and BodyJSONList, says that a call object
+	// has one key, the tool name, whose value is the arguments:
+	// [{"get_weather": {"city": "Paris"}}] (Apertus). NameKey and ArgsKey
+	// are then unused.
+	NameAsKey bool
 
 	// NamePrefix and NameSuffix surround the tool name for BodyNameJSON and
 	// BodyPairs ("<function=" ">", "" "\n", "functions." ""). The name runs
@@ -86,6 +95,13 @@ type Syntax struct {
 	// a call id that runs up to ArgsPrefix: Kimi K2 ":0", Mistral Small 3.2
 	// "[CALL_ID]abc123XYZ". The id becomes the call's ID.
 	IDPrefix string
+	// Quote, for BodyNameJSON, says the arguments are written in an object
+	// notation with bare keys whose strings sit between Quote tokens
+	// instead of JSON's quotes; numbers, true, false and nested objects
+	// and lists are as in JSON: FunctionGemma's {city:<escape>Paris<escape>}
+	// (Quote "<escape>"), Gemma 4's {city:<|"|>Paris<|"|>} (Quote
+	// `<|"|>`). The name then ends at the object's "{".
+	Quote string
 	// ArgsPrefix and ArgsSuffix surround the arguments' JSON object for
 	// BodyNameJSON ("<|tool_call_argument_begin|>", "```json\n" "\n```",
 	// "[ARGS]").
@@ -98,6 +114,12 @@ type Syntax struct {
 	// "<parameter=k>\nv\n</parameter>", KeyOpen is "<parameter=", KeyClose
 	// ">\n", ValueOpen "" and ValueClose "\n</parameter>".
 	KeyOpen, KeyClose, ValueOpen, ValueClose string
+	// TypeAttr, for BodyPairs, names an attribute written between KeyClose
+	// and ValueOpen that says whether the value is text ("true") or JSON
+	// ("false"): DeepSeek V3.2's DSML writes
+	// <｜DSML｜parameter name="k" string="false">5</｜DSML｜parameter>, with
+	// KeyClose `"`, TypeAttr "string" and ValueOpen ">".
+	TypeAttr string
 
 	// ReasoningOpen and ReasoningClose delimit a reasoning block the
 	// parser must not scan for calls ("<think>", "</think>"); "" when the
@@ -160,11 +182,11 @@ func (s Syntax) Validate() error {
 	}
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
-		if s.NameKey == "" || s.ArgsKey == "" {
+		if !s.NameAsKey && (s.NameKey == "" || s.ArgsKey == "") {
 			return bad("a JSON body needs NameKey and ArgsKey")
 		}
 	case BodyNameJSON:
-		if s.NameSuffix == "" && s.IDPrefix == "" && s.ArgsPrefix == "" {
+		if s.NameSuffix == "" && s.IDPrefix == "" && s.ArgsPrefix == "" && s.Quote == "" {
 			return bad("nothing ends the tool name (set NameSuffix, IDPrefix or ArgsPrefix)")
 		}
 	case BodyPairs:
@@ -178,11 +200,18 @@ func (s Syntax) Validate() error {
 	default:
 		return bad("unknown body shape %d", uint8(s.Body))
 	}
-	if s.CallOpen == "" {
-		valuesInSection := (s.Body == BodyJSONList || s.Body == BodyPythonList || s.Body == BodyJSON) && s.SectionOpen != ""
-		if !valuesInSection {
-			return bad("CallOpen is required unless JSON or a Python list sits in a section")
-		}
+	if s.Quote != "" && (s.Body != BodyNameJSON || strings.TrimSpace(s.Quote) != s.Quote) {
+		return bad("Quote is a token for name-then-object bodies")
+	}
+	if s.NameAsKey && s.Body != BodyJSON && s.Body != BodyJSONList {
+		return bad("NameAsKey is for JSON bodies")
+	}
+	if s.NameAsKey && s.CallOpen == "" && s.SectionOpen == "" {
+		// Any object of one key would be a call.
+		return bad("calls keyed by their name need CallOpen or SectionOpen")
+	}
+	if s.CallOpen == "" && s.Body != BodyJSONList && s.Body != BodyPythonList && s.Body != BodyJSON {
+		return bad("CallOpen is required unless the body is JSON or a Python list")
 	}
 	if (s.SectionOpen == "") != (s.SectionClose == "") && s.SectionClose != "" {
 		return bad("SectionClose without SectionOpen")

@@ -42,6 +42,12 @@ type synSpec struct {
 	nameSuffix, idPrefix, argsStop string
 	wsEnds                         bool
 
+	// pyLists: a JSON body may also be a Python list of calls, read with
+	// the repair pythonic_call (a model whose template writes JSON lists,
+	// such as LFM2 under llama.cpp's template, writes Python ones). Set
+	// by NewSyntax when lenient.
+	pyLists bool
+
 	// The knobs below are set by the named formats built on a Syntax
 	// (families.go); a syntax from NewSyntax has none of them.
 	//
@@ -83,6 +89,7 @@ func newSynSpec(s Syntax) *synSpec {
 		idPrefix:     strings.TrimSpace(s.IDPrefix),
 		argsStop:     strings.TrimSpace(s.ArgsPrefix),
 		wsEnds:       s.NameSuffix != "" && strings.TrimSpace(s.NameSuffix) == "",
+		typeAttr:     s.TypeAttr,
 	}
 	for _, m := range []string{sp.nameSuffix, sp.idPrefix, sp.argsStop} {
 		if m != "" {
@@ -92,7 +99,7 @@ func newSynSpec(s Syntax) *synSpec {
 	if s.Body == BodyPairs {
 		sp.nameEnds = append(sp.nameEnds, strings.TrimSpace(s.KeyOpen))
 	}
-	if sp.keys.name == "" {
+	if sp.keys.name == "" && !s.NameAsKey {
 		sp.keys.name = "name"
 	}
 	if sp.keys.args == "" {
@@ -121,6 +128,7 @@ func NewSyntax(s Syntax, opts Options) (*Parser, error) {
 		return nil, err
 	}
 	sp := newSynSpec(s)
+	sp.pyLists = !opts.Strict && (s.Body == BodyJSON || s.Body == BodyJSONList) && !s.NameAsKey
 	p := newParser(s.label(), opts, sp.openers(!opts.Strict))
 	// The syntax's reasoning block, <think> unless it names one (and
 	// not the blocks of the format its label may spell).
@@ -149,6 +157,9 @@ func special(m string) bool {
 // one) and one for a call, which in a section is the lenient reading of a
 // call whose section marker was left out.
 func (s *synSpec) openers(lenient bool) []opener {
+	if s.markerless() {
+		return []opener{s.shapeOpener()}
+	}
 	var ops []opener
 	if len(s.sectionOpen) > 0 {
 		op := s.opener(s.sectionOpen, s.sectionClose, true, lenient)
@@ -162,6 +173,25 @@ func (s *synSpec) openers(lenient bool) []opener {
 		return ops
 	}
 	return append(ops, s.opener(s.callOpen, s.callClose, false, lenient))
+}
+
+// markerless reports whether nothing opens a call: it is recognised by
+// its shape, a JSON value or a list.
+func (s *synSpec) markerless() bool { return len(s.callOpen) == 0 && len(s.sectionOpen) == 0 }
+
+// shapeOpener opens a markerless call at its first byte: "{" for a call
+// object, "[" for a list; what the template writes after the call
+// (CallClose, such as Llama 4's <|eom|>) is part of the block when it
+// follows at once.
+func (s *synSpec) shapeOpener() opener {
+	op := opener{marker: "{", kind: kValue, dec: dSyntax, syn: s, tentative: true, trailer: last(s.callClose)}
+	switch s.Body {
+	case BodyJSONList:
+		op.marker = "["
+	case BodyPythonList:
+		op.marker, op.kind = "[", kBracket
+	}
+	return op
 }
 
 func (s *synSpec) opener(open, close []string, section, lenient bool) opener {
@@ -234,6 +264,9 @@ func skipPiecesVerdict(body []byte, i int, ps []string, more verdict) (int, verd
 // the rest of the opening marker, then the start of a call body.
 func (b *block) confirmSyntax(eof bool) verdict {
 	s, buf := b.op.syn, b.buf
+	if s.markerless() {
+		return b.confirmShape()
+	}
 	open := s.callOpen
 	if b.op.section {
 		open = s.sectionOpen
@@ -265,11 +298,22 @@ func (b *block) confirmSyntax(eof bool) verdict {
 	}
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
-		if buf[k] == '[' {
+		list := buf[k] == '['
+		if list {
 			k = skipWS(buf, k+1)
 			if k >= len(buf) {
 				return vMore
 			}
+		}
+		if buf[k] != '{' && list && s.pyLists {
+			v, name := identParen(buf, k)
+			if v == vYes {
+				b.name = name
+				if b.op.kind == kPrefix {
+					b.vstart = j
+				}
+			}
+			return v
 		}
 		if buf[k] != '{' {
 			return vNo
@@ -311,8 +355,51 @@ func (b *block) confirmSyntax(eof bool) verdict {
 	return vYes
 }
 
-// callishKey is callish, also accepting the syntax's own name key.
+// confirmShape decides a markerless syntax block: a call object that
+// starts with a key a call has (the syntax's name key among them), or a
+// list of them or of Python calls.
+func (b *block) confirmShape() verdict {
+	s, buf := b.op.syn, b.buf
+	b.vstart = 0
+	switch s.Body {
+	case BodyJSON:
+		return callishKey(buf, 0, s.keys.name)
+	case BodyJSONList:
+		k := skipWS(buf, 1)
+		if k >= len(buf) {
+			return vMore
+		}
+		if buf[k] != '{' {
+			return vNo
+		}
+		return callishKey(buf, k, s.keys.name)
+	}
+	k := skipWS(buf, 1)
+	if k-1 > 64 {
+		return vNo
+	}
+	v, name := identParen(buf, k)
+	if v == vYes {
+		b.name = name
+	}
+	return v
+}
+
+// callishKey is callish, also accepting the syntax's own name key ("":
+// the name is the key, so any key will do).
 func callishKey(buf []byte, i int, key string) verdict {
+	if key == "" {
+		j := skipWS(buf, i+1)
+		switch {
+		case j-i > 64:
+			return vNo
+		case j >= len(buf):
+			return vMore
+		case buf[j] == '"':
+			return vYes
+		}
+		return vNo
+	}
 	v := callish(buf, i)
 	if v != vNo || key == "name" {
 		return v
@@ -385,7 +472,7 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 	}
 	// The name ends at the first of the markers that can follow it.
 	ends, wsEnds := s.nameEnds, s.wsEnds
-	end, which := -1, ""
+	end, which, whichAt := -1, "", 0
 	lim := min(len(body), i+maxHead)
 	for k := i; k < lim; k++ {
 		c := body[k]
@@ -395,12 +482,27 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 		}
 		for _, m := range ends {
 			if hasPrefix(body[k:], m) {
-				end, which = k, m
+				end, which, whichAt = k, m, k
 				break
 			}
 		}
 		if end >= 0 {
 			break
+		}
+		if isSpace(c) && len(ends) > 0 {
+			// Whitespace the template does not write may come before
+			// the marker that ends the name (a newline before <arg_key>).
+			j := skipWS(body, k)
+			if j >= len(body) && !eof && j-k <= 64 {
+				return head{}, vMore
+			}
+			if m := prefixAny(body[j:], ends); m != "" {
+				end, which, whichAt = k, m, j
+				break
+			}
+			if !eof && j-k <= 64 && partialAny(body[j:], ends) {
+				return head{}, vMore
+			}
 		}
 		if !isNameByte(c) {
 			if !eof && partialAny(body[k:], ends) {
@@ -423,7 +525,7 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 	k := end
 	switch {
 	case which != "" && which == s.nameSuffix:
-		k += len(which)
+		k = whichAt + len(which)
 	case wsEnds:
 		k = skipWS(body, k)
 	}
@@ -484,6 +586,16 @@ func (s *synSpec) callIDAt(body []byte, k int, eof bool, more verdict) (string, 
 // dashed names, non-ASCII).
 func isNameByte(c byte) bool {
 	return isIdentByte(c) || c == '.' || c == '-' || c == ':' || c == '/' || c >= 0x80
+}
+
+// prefixAny returns the first of ms that b starts with, or "".
+func prefixAny(b []byte, ms []string) string {
+	for _, m := range ms {
+		if hasPrefix(b, m) {
+			return m
+		}
+	}
+	return ""
 }
 
 // partialAny reports whether b is a proper prefix of one of ms.

@@ -187,6 +187,10 @@ var kimiSyntax = Syntax{Label: "kimi-k2",
 
 var lfm2Syntax = Syntax{Label: "lfm2-pythonic", CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyPythonList}
 
+var lfm2JSONSyntax = Syntax{CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyJSONList, NameKey: "name", ArgsKey: "arguments"}
+
+var llamaBareSyntax = Syntax{Body: BodyJSON, NameKey: "name", ArgsKey: "parameters", CallClose: "<|eom_id|>"}
+
 var functionary32Syntax = Syntax{Label: "functionary-v3.2", CallOpen: ">>>", NameSuffix: "\n", Body: BodyNameJSON}
 
 // syntaxCases are written to the shape of what the models write (Kimi
@@ -253,6 +257,31 @@ var syntaxCases = []struct {
 	{"mistral 3.2 arguments as a string strict", Syntax{CallOpen: "[TOOL_CALLS]", Body: BodyNameJSON, IDPrefix: "[CALL_ID]", ArgsPrefix: "[ARGS]"}, true,
 		`[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]"{\"location\": \"Paris\"}"`,
 		view{Calls: []string{`get_weather{} error=bad_arguments`}}},
+	{"a Python list where the template writes JSON: LFM2", lfm2JSONSyntax, false,
+		`<|tool_call_start|>[get_weather(city="Berlin"), read_file(path='a.txt', limit=5)]<|tool_call_end|>Checking.`,
+		view{Content: "Checking.", Calls: []string{`get_weather{"city":"Berlin"} repairs=pythonic_call`, `read_file{"path":"a.txt","limit":5} repairs=pythonic_call`}}},
+	{"a Python list where the template writes JSON, strict", lfm2JSONSyntax, true,
+		`<|tool_call_start|>[get_weather(city="Berlin")]<|tool_call_end|>`,
+		view{Errors: []string{"bad_json"}}},
+	{"the JSON list still reads", lfm2JSONSyntax, false,
+		`<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Berlin"}}]<|tool_call_end|>`,
+		view{Calls: []string{`get_weather{"city":"Berlin"}`}}},
+	{"markerless call object: Llama 3.1's bare JSON", llamaBareSyntax, true,
+		`{"name": "get_weather", "parameters": {"location": "Paris"}}`,
+		view{Calls: []string{`get_weather{"location":"Paris"}`}}},
+	{"markerless call object after text", llamaBareSyntax, false,
+		`Sure. {"name": "get_weather", "parameters": {"location": "Paris"}}<|eom_id|>`,
+		view{Content: "Sure. ", Calls: []string{`get_weather{"location":"Paris"}`}}},
+	{"markerless braces that are no call stay text", llamaBareSyntax, false,
+		`The set {"a": 1} and {x} are prose.`,
+		view{Content: `The set {"a": 1} and {x} are prose.`}},
+	{"markerless python list with its end token: Llama 4", Syntax{Body: BodyPythonList, CallClose: "<|eom|>"}, true,
+		`[get_weather(location="Paris"), read_file(path="a.txt")]<|eom|>`,
+		view{Calls: []string{`get_weather{"location":"Paris"}`, `read_file{"path":"a.txt"}`}}},
+	{"whitespace before the key marker ends the name", Syntax{CallOpen: "<tool_call>", CallClose: "</tool_call>", Body: BodyPairs,
+		KeyOpen: "<arg_key>", KeyClose: "</arg_key>", ValueOpen: "<arg_value>", ValueClose: "</arg_value>"}, true,
+		"<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+		view{Calls: []string{`get_weather{"location":"Paris"}`}}},
 	{"command-r7b reasoning skipped", Syntax{CallOpen: "<|START_ACTION|>", CallClose: "<|END_ACTION|>", Body: BodyJSONList, NameKey: "tool_name", ArgsKey: "parameters",
 		ReasoningOpen: "<|START_THINKING|>", ReasoningClose: "<|END_THINKING|>"}, true,
 		`<|START_THINKING|>I could write <|START_ACTION|>[{"tool_name": "read_file", "parameters": {}}]<|END_ACTION|><|END_THINKING|><|START_ACTION|>[{"tool_name": "get_weather", "parameters": {"location": "Paris"}}]<|END_ACTION|>`,
@@ -302,12 +331,31 @@ func TestNewSyntaxRejectsBadSyntax(t *testing.T) {
 		{Body: BodyJSON, CallOpen: "<x>"},
 		{Body: BodyNameJSON, CallOpen: "<x>"},
 		{Body: BodyPairs, CallOpen: "<x>", KeyOpen: "<k>"},
-		{Body: BodyJSONList, NameKey: "name", ArgsKey: "arguments"},
+		{Body: BodyPairs, KeyOpen: "<k>", KeyClose: "</k>", ValueClose: "</v>"},
 		{Body: 99, CallOpen: "<x>"},
 		{Body: BodyPython, CallOpen: "<x>", ReasoningOpen: "<think>"},
 	} {
 		if _, err := NewSyntax(s, Options{}); !errors.Is(err, ErrBadSyntax) {
 			t.Errorf("%+v: got %v, want ErrBadSyntax", s, err)
+		}
+	}
+}
+
+// TestAutoGemma4 reads Gemma 4's calls under auto, whole and in chunks.
+func TestAutoGemma4(t *testing.T) {
+	in := `I will check.<|tool_call>call:get_weather{location:<|"|>Berlin, "DE"<|"|>,unit:<|"|>celsius<|"|>}<tool_call|>`
+	want := view{Content: "I will check.", Calls: []string{`get_weather{"location":"Berlin, \"DE\"","unit":"celsius"}`}}
+	for n := 0; n <= 5; n++ {
+		p, err := New("auto", Options{Tools: fixtureTools(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := []string{in}
+		if n > 0 {
+			chunks = chunked(in, n)
+		}
+		if d := cmp.Diff(want, viewOf(resultOf(merged(run(p, chunks))))); d != "" {
+			t.Errorf("chunks of %d (-want +got):\n%s", n, d)
 		}
 	}
 }

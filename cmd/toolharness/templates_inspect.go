@@ -30,7 +30,11 @@ call syntax is one a built-in format parses, that format is named; otherwise the
 printed, and 'toolharness parse --chat-template FILE' parses model output in it. When the generation
 prompt ends inside the call syntax (functionary v3.2's ">>>", gpt-oss's "<|start|>assistant"), that
 tail is shown ("generation prompt ends in the call syntax"; prompt_tail in --json): parse feeds it to
-the parser before the model's output.
+the parser before the model's output. The template's own marker of a new user turn is shown as
+"role stop" (role_stops in --json): a backend stops there, where a model invents the next turn.
+
+Exit status 1 when the derived call syntax does not parse the template's own render of a call
+("parses its own calls: no"): what was derived is still printed.
 
 Examples:
    toolharness templates inspect chat_template.jinja
@@ -60,10 +64,27 @@ Examples:
 			if f, err := templates.FamilyOf(tmpl); err == nil && f.Name != tmpl.Name() {
 				family = f.Name
 			}
-			return writeInspection(c.App.Writer, c.Bool("json"), inspection{File: path, Family: family,
-				BOS: tmpl.Tokens().BOS, EOS: tmpl.Tokens().EOS, Deviations: deviationNames(tmpl), Derived: res})
+			if err := writeInspection(c.App.Writer, c.Bool("json"), inspection{File: path, Family: family,
+				BOS: tmpl.Tokens().BOS, EOS: tmpl.Tokens().EOS, Deviations: deviationNames(tmpl), Derived: res}); err != nil {
+				return err
+			}
+			return brokenSyntax(path, res)
 		},
 	}
+}
+
+// brokenSyntax is the error of a template whose derived call syntax does
+// not read the calls the template itself renders: what was derived is
+// printed, and the command fails so that a script does not use it.
+func brokenSyntax(path string, res derive.Result) error {
+	if !res.WritesCalls || res.ParsesOwnCalls {
+		return nil
+	}
+	why := "the derived syntax is wrong"
+	if len(res.Notes) > 0 {
+		why = res.Notes[len(res.Notes)-1]
+	}
+	return cli.Exit(fmt.Sprintf("templates inspect: %s: the call syntax derived from the template does not parse the template's own render of a call (%s)", path, why), exitHarnessError)
 }
 
 // inspection is what `templates inspect` reports.

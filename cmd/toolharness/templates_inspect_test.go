@@ -26,10 +26,14 @@ func TestTemplatesInspect(t *testing.T) {
 			"format: glm45\n", `reasoning: "<think>" … "</think>"` + "\n"}},
 		{"llama-cpp-lfm2.jinja", []string{"body: json-list\n", `call open: "<|tool_call_start|>"` + "\n",
 			`call close: "<|tool_call_end|>"` + "\n", `name key: "name"` + "\n", `arguments key: "arguments"` + "\n"}},
-		{"00-chatml.jinja", []string{"catalog: no\n", "writes calls: no\n", "note: the template does not render the tools it is given\n"}},
+		{"00-chatml.jinja", []string{"catalog: no\n", "writes calls: no\n", "note: the template does not render the tools it is given\n",
+			`role stop: "<|im_start|>user"` + "\n"}},
 		// Hermes 3's fingerprint in Llama 3 turns: the family it is used
 		// as (none), not the raw fingerprint match.
 		{"../../unseen/templates/hermes-4-70b.jinja", []string{"family: (none of the built-in families)\n", "format: hermes\n"}},
+		// Gemma 4's quote tokens and bare keys (derive's reconstruction).
+		{"../../../../derive/testdata/reconstructed/gemma-4-it.jinja", []string{`call open: "<|tool_call>"` + "\n",
+			`string quote: "<|\"|>"` + "\n", "parses its own calls: yes\n"}},
 	} {
 		out, stderr, code := runCLI(t, "", "templates", "inspect", filepath.Join(conformanceTemplates, tc.file))
 		if code != 0 {
@@ -72,6 +76,19 @@ func TestTemplatesInspectJSON(t *testing.T) {
 	}
 }
 
+// TestTemplatesInspectBrokenSyntax: a template whose calls the derived
+// syntax cannot read back makes inspect print what it derived and fail.
+func TestTemplatesInspectBrokenSyntax(t *testing.T) {
+	tmpl := writeFile(t, "chat_template.jinja", `{% for m in messages %}{{ m.role }}: {{ m.content }}`+
+		`{% for c in m.tool_calls %}CALL {{ c.function.name }}{% for k, v in c.function.arguments.items() %} {{ k }}={{ v }};{% endfor %}`+
+		`{% endfor %}</s>\n{% endfor %}`)
+	out, stderr, code := runCLI(t, "", "templates", "inspect", tmpl)
+	if code != 1 || !strings.Contains(out, "parses its own calls: no\n") ||
+		!strings.Contains(stderr, "does not parse the template's own render of a call") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+}
+
 func TestTemplatesInspectUsage(t *testing.T) {
 	_, stderr, code := runCLI(t, "", "templates", "inspect")
 	if code == 0 || !strings.Contains(stderr, "give one template file") {
@@ -104,6 +121,21 @@ func TestParseChatTemplate(t *testing.T) {
 	noCalls := filepath.Join(conformanceTemplates, "00-chatml.jinja")
 	if _, stderr, code := runCLI(t, in, "parse", "--chat-template", noCalls); code == 0 || !strings.Contains(stderr, "writes no tool calls") {
 		t.Errorf("a template without calls: exit %d, %q", code, stderr)
+	}
+}
+
+// TestParseChatTemplateLFM2Python: LFM2 models write a Python list of calls
+// where llama.cpp's LFM2 template writes JSON; parsed with that template,
+// the call is read, with the pythonic_call repair.
+func TestParseChatTemplateLFM2Python(t *testing.T) {
+	tools := writeFile(t, "tools.json", `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",`+
+		`"properties":{"city":{"type":"string"}}}}}]`)
+	in := `<|tool_call_start|>[get_weather(city="Berlin")]<|tool_call_end|>`
+	tmpl := filepath.Join(conformanceTemplates, "llama-cpp-lfm2.jinja")
+	out, stderr, code := runCLI(t, in, "parse", "--chat-template", tmpl, "--tools", tools)
+	want := `{"type":"call","id":"call_0","name":"get_weather","arguments":{"city":"Berlin"},"repairs":["pythonic_call"],"offset":0}`
+	if code != 0 || !strings.Contains(out, want+"\n") {
+		t.Errorf("exit %d, stderr %q, output:\n%s\nwant the event %s", code, stderr, out, want)
 	}
 }
 

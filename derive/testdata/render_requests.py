@@ -8,11 +8,13 @@ conformance suite's 75 templates, with their special tokens and kwargs), with
 templates/testdata/official/render.py (a copy of the shared reference renderer:
 Jinja2 configured like transformers' apply_chat_template). Writes
 renders/<id>.json. With the argument "unseen", the templates of
-templates/testdata/unseen/manifest.json instead, into renders-unseen/. Run
-from anywhere:
+templates/testdata/unseen/manifest.json instead, into renders-unseen/; with
+"reconstructed", those of derive/testdata/reconstructed/manifest.json, into
+renders-reconstructed/. Run from anywhere:
 
     python3 derive/testdata/render_requests.py
     python3 derive/testdata/render_requests.py unseen
+    python3 derive/testdata/render_requests.py reconstructed
 """
 import json
 import os
@@ -21,9 +23,11 @@ import sys
 here = os.path.dirname(os.path.abspath(__file__))
 repo = os.path.dirname(os.path.dirname(here))
 suite = sys.argv[1] if len(sys.argv) > 1 else "conformance"
-if suite not in ("conformance", "unseen"):
-    sys.exit("usage: render_requests.py [unseen]")
+if suite not in ("conformance", "unseen", "reconstructed"):
+    sys.exit("usage: render_requests.py [unseen|reconstructed]")
 conformance = os.path.join(repo, "templates", "testdata", suite)
+if suite == "reconstructed":
+    conformance = os.path.join(here, "reconstructed")
 sys.path.insert(0, os.path.join(repo, "templates", "testdata", "official"))
 import render as ref  # noqa: E402
 
