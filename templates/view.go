@@ -57,13 +57,13 @@ type toolView struct {
 }
 
 func newView(f Family, in Input) (*view, error) {
-	v := &view{AddGenerationPrompt: in.AddGenerationPrompt, BOS: f.BOS, EOS: f.EOS, Now: in.Now, HasTools: in.Tools != nil}
-	for _, t := range in.Tools {
-		tv, err := newToolView(t)
-		if err != nil {
-			return nil, err
-		}
-		v.Tools = append(v.Tools, tv)
+	ts, err := in.toolSet()
+	if err != nil {
+		return nil, err
+	}
+	v := &view{AddGenerationPrompt: in.AddGenerationPrompt, BOS: f.BOS, EOS: f.EOS, Now: in.Now, HasTools: ts != nil}
+	if ts != nil {
+		v.Tools = ts.views
 	}
 	for i, m := range in.Messages {
 		mv := &msgView{
