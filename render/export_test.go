@@ -19,3 +19,14 @@ func (s *Session) Windowed() bool { return s.window }
 
 // SetWindowed forces s to render through a window or in full.
 func (s *Session) SetWindowed(w bool) { s.window = w }
+
+// NewSessionWindowed starts a session that renders through a window or in
+// full as told, without probing the template.
+func NewSessionWindowed(cfg SessionConfig, window bool) (*Session, error) {
+	s, err := newSession(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.window = window
+	return s, nil
+}

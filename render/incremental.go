@@ -131,7 +131,8 @@ type probeStep struct {
 }
 
 // probeScript is long enough for a window to leave messages out several
-// times, with answers, parallel calls and reminders among plain calls.
+// times, with answers, parallel calls and reminders among plain calls, and
+// a window of answers alone after calls.
 var probeScript = []probeStep{
 	{user: "First question."},
 	{calls: []string{"probe_read"}},
@@ -143,6 +144,13 @@ var probeScript = []probeStep{
 	{content: "Another answer.", user: "A third question."},
 	{calls: []string{"probe_read"}},
 	{calls: []string{"probe_write", "probe_search"}},
+	{calls: []string{"probe_read"}},
+	// Answers only in the window, calls before it: a template that keeps
+	// state from the first call or result of the whole conversation shows.
+	{content: "Third answer.", user: "A fourth question."},
+	{content: "Fourth answer.", user: "A fifth question."},
+	{content: "Fifth answer.", user: "A sixth question."},
+	{calls: []string{"probe_search"}},
 	{calls: []string{"probe_read"}},
 }
 

@@ -34,6 +34,10 @@ type msgView struct {
 	Index        int
 	First, Last  bool
 	Prev, Next   *msgView
+	// AnswerLater is true when an assistant turn without calls comes
+	// later in the conversation (precomputed so that a template needs no
+	// loop over the messages inside its loop over them).
+	AnswerLater bool
 }
 
 type callView struct {
@@ -84,6 +88,12 @@ func newView(f Family, in Input) (*view, error) {
 			v.Messages[i-1].Next = mv
 		}
 		v.Messages = append(v.Messages, mv)
+	}
+	answer := false
+	for i := len(v.Messages) - 1; i >= 0; i-- {
+		m := v.Messages[i]
+		m.AnswerLater = answer
+		answer = answer || m.Role == "assistant" && !m.HasToolCalls
 	}
 	return v, nil
 }
