@@ -30,6 +30,36 @@ type Request struct {
 	// Verbatim turns framing safety off: untrusted text goes in as is, and
 	// the output is byte-identical to the official template.
 	Verbatim bool
+
+	// tools is what a Session computed once from Tools (nil: compute it).
+	tools *toolCache
+}
+
+// toolCache is what depends only on a session's tools and format, so a
+// session computes it once rather than on every turn.
+type toolCache struct {
+	format string
+	set    *templates.ToolSet // nil when no tools are offered
+	// catalog is the catalog text of a prompted format ("" in the native one).
+	catalog     string
+	userMarkers []string
+}
+
+func newToolCache(req Request, format string) (*toolCache, error) {
+	c := &toolCache{format: format, userMarkers: Markers(req.Family, format, req.Tools)}
+	if req.Tools == nil {
+		return c, nil
+	}
+	var err error
+	if c.set, err = templates.NewToolSet(req.Tools); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	if format != req.Family.NativeFormat && len(req.Tools) > 0 {
+		if c.catalog, err = Catalog(format, req.Tools); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // ErrNoClock is returned when a date-printing family gets no Request.Now.
@@ -44,9 +74,11 @@ func Prompt(req Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return req.Family.Render(templates.Input{
-		Messages: p.msgs, Tools: p.tools, AddGenerationPrompt: !req.NoGenerationPrompt, Now: req.Now,
-	})
+	in := templates.Input{Messages: p.msgs, Tools: p.tools, AddGenerationPrompt: !req.NoGenerationPrompt, Now: req.Now}
+	if p.native && req.tools != nil {
+		in.ToolSet = req.tools.set
+	}
+	return req.Family.Render(in)
 }
 
 // ChatMessages renders req in chat mode: the message list for a chat
@@ -112,7 +144,11 @@ func prepareText(req Request) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
-	msgs, err := textMessages(format, safeMessages(req, format), req.Tools)
+	catalog := func() (string, error) { return Catalog(format, req.Tools) }
+	if req.tools != nil && req.tools.format == format {
+		catalog = func() (string, error) { return req.tools.catalog, nil }
+	}
+	msgs, err := textMessages(safeMessages(req, format), format, len(req.Tools) > 0, catalog)
 	if err != nil {
 		return prepared{}, err
 	}
@@ -132,7 +168,12 @@ func safeMessages(req Request, format string) []chat.Message {
 	if req.Verbatim {
 		return out
 	}
-	userMarkers := Markers(req.Family, format, req.Tools)
+	var userMarkers []string
+	if req.tools != nil && req.tools.format == format {
+		userMarkers = req.tools.userMarkers
+	} else {
+		userMarkers = Markers(req.Family, format, req.Tools)
+	}
 	resultMarkers := ResultTextMarkers(req.Family, format)
 	for i := range out {
 		switch out[i].Role {
@@ -177,10 +218,10 @@ func nativeMessages(msgs []chat.Message) []chat.Message {
 // textMessages turns a conversation into plain messages for a prompted
 // format: the catalog at the end of the system message, assistant turns as
 // their text, and each run of tool messages as one user message of results.
-func textMessages(format string, msgs []chat.Message, tools []chat.Tool) ([]chat.Message, error) {
+func textMessages(msgs []chat.Message, format string, hasTools bool, catalogText func() (string, error)) ([]chat.Message, error) {
 	var out []chat.Message
-	if len(tools) > 0 {
-		catalog, err := Catalog(format, tools)
+	if hasTools {
+		catalog, err := catalogText()
 		if err != nil {
 			return nil, err
 		}

@@ -107,6 +107,9 @@ type Input struct {
 	Messages []chat.Message
 	// Tools is nil when no tools are offered (the template's tools=None).
 	Tools []chat.Tool
+	// ToolSet, when set, is Tools prepared once (NewToolSet) and stands
+	// for them: Tools is then not read.
+	ToolSet *ToolSet
 	// AddGenerationPrompt appends the assistant turn opener.
 	AddGenerationPrompt bool
 	// Now is the clock for families that print a date. It must be set by

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
 	"github.com/toolharness/toolharness/chat"
@@ -28,6 +30,10 @@ type Jinja struct {
 	tokens     SpecialTokens
 	tmpl       *jinja.Template
 	deviations []Deviation
+	// mutates: the template calls a method that changes a list or a dict
+	// in place (the engine allows what Jinja2's sandbox refuses), so values
+	// must not be shared between renders.
+	mutates bool
 }
 
 // JinjaVars are the variables of one rendering, as transformers passes them.
@@ -65,7 +71,8 @@ func CompileJinja(name, source string, tokens SpecialTokens) (*Jinja, error) {
 	if err != nil {
 		return nil, fmt.Errorf("templates: %s: %w", name, err)
 	}
-	return &Jinja{name: name, source: source, tokens: tokens, tmpl: t, deviations: detectDeviations(source)}, nil
+	return &Jinja{name: name, source: source, tokens: tokens, tmpl: t, deviations: detectDeviations(source),
+		mutates: mutatingCall.MatchString(source)}, nil
 }
 
 // Name is the name the template was compiled under (a file or model name).
@@ -90,6 +97,29 @@ func (j *Jinja) Render(v JinjaVars) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return j.render(data)
+}
+
+// renderObjects renders ordered message objects (messageObjects) and
+// prepared tools (nil: tools=None) without going through JSON text.
+func (j *Jinja) renderObjects(msgs []any, ts *ToolSet, addGenerationPrompt bool, now time.Time) (string, error) {
+	messages, err := toValue(listOrEmpty(msgs))
+	if err != nil {
+		return "", fmt.Errorf("templates: %s: messages: %w", j.name, err)
+	}
+	tools := jinja.None()
+	if ts != nil {
+		tools = ts.value
+		if j.mutates {
+			if tools, err = toValue(listOrEmpty(ts.openAI)); err != nil {
+				return "", fmt.Errorf("templates: %s: tools: %w", j.name, err)
+			}
+		}
+	}
+	return j.render(j.baseData(messages, tools, addGenerationPrompt, now))
+}
+
+func (j *Jinja) render(data map[string]jinja.Value) (string, error) {
 	out, err := renderGuarded(j.tmpl, data)
 	if err != nil {
 		var raised *raisedError
@@ -123,13 +153,26 @@ func (j *Jinja) renderData(v JinjaVars) (map[string]jinja.Value, error) {
 			return nil, fmt.Errorf("templates: %s: tools must be a JSON array or null", j.name)
 		}
 	}
+	data := j.baseData(messages, tools, v.AddGenerationPrompt, v.Now)
+	for k, raw := range v.Extra {
+		val, err := jsonValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("templates: %s: %s: %w", j.name, k, err)
+		}
+		data[k] = val
+	}
+	return data, nil
+}
+
+// baseData is the variables of every rendering.
+func (j *Jinja) baseData(messages, tools jinja.Value, addGenerationPrompt bool, now time.Time) map[string]jinja.Value {
 	data := map[string]jinja.Value{
 		"messages":              messages,
 		"tools":                 tools,
 		"documents":             jinja.None(),
-		"add_generation_prompt": jinja.NewBool(v.AddGenerationPrompt),
+		"add_generation_prompt": jinja.NewBool(addGenerationPrompt),
 		"raise_exception":       jinja.NewCallable("raise_exception", raiseException),
-		"strftime_now":          jinja.NewCallable("strftime_now", strftimeNow(v.Now)),
+		"strftime_now":          jinja.NewCallable("strftime_now", strftimeNow(now)),
 		depthExceeds:            jinja.NewCallable(depthExceeds, recursionLimit),
 		"range":                 jinja.NewCallable("range", sandboxRange),
 		// Filters the engine lacks: it looks a filter up among the
@@ -142,15 +185,11 @@ func (j *Jinja) renderData(v JinjaVars) (map[string]jinja.Value, error) {
 	if j.tokens.EOS != "" {
 		data["eos_token"] = jinja.NewString(j.tokens.EOS)
 	}
-	for k, raw := range v.Extra {
-		val, err := jsonValue(raw)
-		if err != nil {
-			return nil, fmt.Errorf("templates: %s: %s: %w", j.name, k, err)
-		}
-		data[k] = val
-	}
-	return data, nil
+	return data
 }
+
+// mutatingCall finds calls of the methods that change a list or a dict.
+var mutatingCall = regexp.MustCompile(`\.\s*(append|extend|insert|pop|remove|clear|update|setdefault|popitem|sort|reverse)\s*\(`)
 
 // errEnginePanic marks a panic inside the engine, turned into an error:
 // what a template renders includes model output, which must never crash
@@ -284,7 +323,9 @@ func toValue(v any) (jinja.Value, error) {
 	case bool:
 		return jinja.NewBool(x), nil
 	case string:
-		return jinja.NewString(x), nil
+		return jinja.NewString(pyString(x)), nil
+	case int:
+		return jinja.NewInt(int64(x)), nil
 	case json.Number:
 		return numberValue(x)
 	case []any:
@@ -323,4 +364,23 @@ func numberValue(n json.Number) (jinja.Value, error) {
 		return jinja.Undefined(), fmt.Errorf("number %s: %w", s, err)
 	}
 	return jinja.NewFloat(f), nil
+}
+
+// pyString is s as a Python string holds it after a JSON round trip
+// (writePyString): each byte of invalid UTF-8 becomes U+FFFD.
+func pyString(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -27,25 +27,46 @@ type Conventions struct {
 	ArgumentsAsString bool `yaml:"arguments_as_string" json:"arguments_as_string,omitempty"`
 }
 
-// renderJinja renders in with the family's compiled chat template.
+// renderJinja renders in with the family's compiled chat template. The
+// engine's values are built from the messages and the prepared tools
+// directly, never through JSON text.
 func (f Family) renderJinja(in Input) (string, error) {
-	msgs, err := JinjaMessages(f.Conventions, in.Messages, in.Tools)
+	ts, err := in.toolSet()
 	if err != nil {
 		return "", err
 	}
-	vars := JinjaVars{Messages: msgs, AddGenerationPrompt: in.AddGenerationPrompt, Now: in.Now}
-	if in.Tools != nil {
-		if vars.Tools, err = JinjaTools(in.Tools); err != nil {
-			return "", err
-		}
+	msgs, err := messageObjects(f.Conventions, in.Messages, ts)
+	if err != nil {
+		return "", err
 	}
-	return f.jinja.Render(vars)
+	return f.jinja.renderObjects(msgs, ts, in.AddGenerationPrompt, in.Now)
 }
 
 // JinjaMessages writes messages as the JSON array a chat template reads
 // (keys in the order transformers' callers write them), following c.
 // tools is used only for Conventions.SystemToolsJSON.
 func JinjaMessages(c Conventions, msgs []chat.Message, tools []chat.Tool) (json.RawMessage, error) {
+	var ts *ToolSet
+	if c.SystemToolsJSON && len(tools) > 0 {
+		var err error
+		if ts, err = NewToolSet(tools); err != nil {
+			return nil, err
+		}
+	}
+	out, err := messageObjects(c, msgs, ts)
+	if err != nil {
+		return nil, err
+	}
+	s, err := PyJSON(out, 0)
+	if err != nil {
+		return nil, fmt.Errorf("templates: messages: %w", err)
+	}
+	return json.RawMessage(s), nil
+}
+
+// messageObjects is JinjaMessages' array as ordered objects; ts is used
+// only for Conventions.SystemToolsJSON.
+func messageObjects(c Conventions, msgs []chat.Message, ts *ToolSet) ([]any, error) {
 	reasoningKey := c.ReasoningKey
 	if reasoningKey == "" {
 		reasoningKey = "reasoning_content"
@@ -74,24 +95,12 @@ func JinjaMessages(c Conventions, msgs []chat.Message, tools []chat.Tool) (json.
 		if m.Reasoning != "" {
 			add(reasoningKey, m.Reasoning)
 		}
-		if c.SystemToolsJSON && i == 0 && m.Role == chat.RoleSystem && len(tools) > 0 {
-			fns, err := toolObjects(tools, func(tv *toolView) any { return tv.Function })
-			if err != nil {
-				return nil, err
-			}
-			s, err := PyJSON(fns, 0)
-			if err != nil {
-				return nil, err
-			}
-			add("tools", s)
+		if c.SystemToolsJSON && i == 0 && m.Role == chat.RoleSystem && ts != nil && len(ts.tools) > 0 {
+			add("tools", ts.functionsJSON)
 		}
 		out = append(out, o)
 	}
-	s, err := PyJSON(out, 0)
-	if err != nil {
-		return nil, fmt.Errorf("templates: messages: %w", err)
-	}
-	return json.RawMessage(s), nil
+	return out, nil
 }
 
 func jinjaCalls(calls []chat.ToolCall, asString bool) ([]any, error) {

@@ -34,6 +34,10 @@ type msgView struct {
 	Index        int
 	First, Last  bool
 	Prev, Next   *msgView
+	// AnswerLater is true when an assistant turn without calls comes
+	// later in the conversation (precomputed so that a template needs no
+	// loop over the messages inside its loop over them).
+	AnswerLater bool
 }
 
 type callView struct {
@@ -57,13 +61,13 @@ type toolView struct {
 }
 
 func newView(f Family, in Input) (*view, error) {
-	v := &view{AddGenerationPrompt: in.AddGenerationPrompt, BOS: f.BOS, EOS: f.EOS, Now: in.Now, HasTools: in.Tools != nil}
-	for _, t := range in.Tools {
-		tv, err := newToolView(t)
-		if err != nil {
-			return nil, err
-		}
-		v.Tools = append(v.Tools, tv)
+	ts, err := in.toolSet()
+	if err != nil {
+		return nil, err
+	}
+	v := &view{AddGenerationPrompt: in.AddGenerationPrompt, BOS: f.BOS, EOS: f.EOS, Now: in.Now, HasTools: ts != nil}
+	if ts != nil {
+		v.Tools = ts.views
 	}
 	for i, m := range in.Messages {
 		mv := &msgView{
@@ -84,6 +88,12 @@ func newView(f Family, in Input) (*view, error) {
 			v.Messages[i-1].Next = mv
 		}
 		v.Messages = append(v.Messages, mv)
+	}
+	answer := false
+	for i := len(v.Messages) - 1; i >= 0; i-- {
+		m := v.Messages[i]
+		m.AnswerLater = answer
+		answer = answer || m.Role == "assistant" && !m.HasToolCalls
 	}
 	return v, nil
 }
