@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -149,23 +151,35 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 		res.ToolharnessBytes, res.ServerBytes, cell(fmt.Sprintf("%q", res.ToolharnessContext)), cell(fmt.Sprintf("%q", res.ServerContext)))
 }
 
-// serverError is the line of a start-up failure that says why.
+// serverError is the line of a start-up failure that says why, without
+// the server's log timestamp.
 func serverError(msg string) string {
-	for _, l := range strings.Split(msg, "\n") {
-		if strings.Contains(l, "error") || strings.Contains(l, "failed") {
-			return cell(strings.TrimSpace(l))
+	lines := strings.Split(msg, "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "error:") || strings.HasPrefix(l, "ollamatest:") {
+			return cell(logStamp.ReplaceAllString(strings.TrimSpace(l), ""))
 		}
 	}
 	return cell(lastLine(msg))
 }
+
+// logStamp is the time and level llama-server's log puts before a line.
+var logStamp = regexp.MustCompile(`^\d+\.\d+\.\d+\.\d+ [DIWE] `)
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// cell makes s fit one Markdown table cell.
+// cell makes s fit one Markdown table cell. The date the server renders
+// (its clock, where toolharness renders --now) reads <today>, so that the
+// table does not change with the day it is made.
 func cell(s string) string {
+	now := time.Now()
+	for _, layout := range []string{"02 Jan 2006", "2006-01-02", "January 02, 2006"} {
+		s = strings.ReplaceAll(s, now.Format(layout), "<today>")
+		s = strings.ReplaceAll(s, now.UTC().Format(layout), "<today>")
+	}
 	s = strings.ReplaceAll(s, "|", `\|`)
 	if len(s) > 160 {
 		s = s[:160] + "…"
