@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +132,8 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 	}
 	var out, errOut bytes.Buffer
 	code := run(args, nil, &out, &errOut)
+	// The server names its template after the model file, a temp path.
+	errText := strings.ReplaceAll(errOut.String(), srv.ModelPath, "model.gguf")
 	var res struct {
 		Equal              bool   `json:"equal"`
 		Offset             int    `json:"offset"`
@@ -142,7 +143,7 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 		ServerBytes        int    `json:"server_bytes"`
 	}
 	if code > 1 || json.Unmarshal(out.Bytes(), &res) != nil {
-		return "loaded | error: " + cell(lastLine(errOut.String()))
+		return "loaded | error: " + cell(lastLine(errText))
 	}
 	if res.Equal {
 		return fmt.Sprintf("loaded | identical (%d bytes)", res.ToolharnessBytes)
@@ -154,17 +155,9 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 // serverError is the line of a start-up failure that says why, without
 // the server's log timestamp.
 func serverError(msg string) string {
-	lines := strings.Split(msg, "\n")
-	for _, l := range lines {
-		if strings.Contains(l, "error:") || strings.HasPrefix(l, "ollamatest:") {
-			return cell(logStamp.ReplaceAllString(strings.TrimSpace(l), ""))
-		}
-	}
-	return cell(lastLine(msg))
+	first, _, _ := strings.Cut(msg, "; log tail:")
+	return cell(strings.TrimPrefix(first, "llamacpptest: llama-server exited at start-up: "))
 }
-
-// logStamp is the time and level llama-server's log puts before a line.
-var logStamp = regexp.MustCompile(`^\d+\.\d+\.\d+\.\d+ [DIWE] `)
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
