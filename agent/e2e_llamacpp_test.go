@@ -1,12 +1,9 @@
 package agent
 
 import (
-	"bytes"
-	"context"
-	"fmt"
+	"io"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/backend/llamacpp"
@@ -20,39 +17,14 @@ import (
 // differ from /tokenize of their text.
 func realLoop(t *testing.T, srv *llamacpptest.Server, textHistory bool) (*Exchange, []int) {
 	t.Helper()
-	var outputs []string
-	for i := 1; i <= 9; i++ {
-		outputs = append(outputs, hermesCall("read_file", fmt.Sprintf(`{"path": "notes/f%d.txt"}`, i)))
-	}
-	outputs = append(outputs, "All nine files read.")
 	c, err := llamacpp.New(llamacpp.Config{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRenderer(RendererOptions{Template: "qwen2.5", Format: "hermes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, _ := newCountingRegistry()
-	zero := 0.0
-	script := llamacpptest.Scripted(c, outputs...)
+	script := llamacpptest.Scripted(c, nineReadTexts()...)
 	script.ReturnTokens = true // the control's ids too, to find its odd turns
-	s, err := New(context.Background(), Config{
-		Backend: script, Model: "tiny", Mode: backend.ModeRaw, Renderer: r,
-		Tools: RegistryTools(reg), Env: testEnv, MaxTurns: 10, Trace: &bytes.Buffer{}, TextHistory: textHistory,
-		Options: backend.Options{Temperature: &zero},
-		Clock:   func() time.Time { return time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := s.Send(context.Background(), "Read notes/f1.txt to notes/f9.txt.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ex.Steps) != 10 || ex.Calls != 9 || ex.Answer != "All nine files read." {
-		t.Fatalf("exchange: %d steps, %d calls, answer %q", len(ex.Steps), ex.Calls, ex.Answer)
-	}
+	zero := 0.0
+	ex, s := runNineReads(t, script, textHistory, backend.Options{Temperature: &zero}, io.Discard)
 	var odd []int
 	turn := 0
 	for _, m := range s.History() {

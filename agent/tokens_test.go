@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -23,12 +24,7 @@ func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Serve
 	srv := llamacpptest.New()
 	t.Cleanup(srv.Close)
 	const oddTurn = 4
-	var texts []string
-	for i := 1; i <= 9; i++ {
-		texts = append(texts, hermesCall("read_file", fmt.Sprintf(`{"path": "f%d.txt"}`, i)))
-	}
-	texts = append(texts, "All nine files read.")
-	for i, text := range texts {
+	for i, text := range nineReadTexts() {
 		ids := srv.Tok.Tokenize(text, true)
 		if i+1 == oddTurn {
 			ids = srv.Tok.Bytes(text)
@@ -42,15 +38,41 @@ func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
+	trace := &bytes.Buffer{}
+	ex, s := runNineReads(t, c, textHistory, backend.Options{}, trace)
+	var reused, held, prompt int
+	for _, st := range ex.Steps[1:] {
+		if st.Reuse != nil {
+			reused, held, prompt = reused+st.Reuse.Reused, held+st.Reuse.Held, prompt+st.Reuse.Reused+st.Reuse.New
+		}
+	}
+	t.Logf("text history %v: requests 2-10 reused %d of the %d tokens the slot held (%d prompt tokens); per request: %s",
+		textHistory, reused, held, prompt, reuseLine(ex.Steps[1:]))
+	return ex, srv, s, trace
+}
+
+// nineReadTexts are the model's replies in the ten-turn loop: nine calls
+// and the answer.
+func nineReadTexts() []string {
+	var texts []string
+	for i := 1; i <= 9; i++ {
+		texts = append(texts, hermesCall("read_file", fmt.Sprintf(`{"path": "f%d.txt"}`, i)))
+	}
+	return append(texts, "All nine files read.")
+}
+
+// runNineReads sends "Read f1.txt to f9.txt." through b (raw, qwen2.5 with
+// hermes calls) and checks that the model's replies were nineReadTexts.
+func runNineReads(t *testing.T, b backend.Backend, textHistory bool, opts backend.Options, trace io.Writer) (*Exchange, *Session) {
+	t.Helper()
 	r, err := NewRenderer(RendererOptions{Template: "qwen2.5", Format: "hermes"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg, _ := newCountingRegistry()
-	trace := &bytes.Buffer{}
 	s, err := New(context.Background(), Config{
-		Backend: c, Model: "toy", Mode: backend.ModeRaw, Renderer: r, Tools: RegistryTools(reg),
-		Env: testEnv, MaxTurns: 10, Trace: trace, TextHistory: textHistory,
+		Backend: b, Model: "toy", Mode: backend.ModeRaw, Renderer: r, Tools: RegistryTools(reg),
+		Env: testEnv, MaxTurns: 10, Trace: trace, TextHistory: textHistory, Options: opts,
 		Clock: func() time.Time { return time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC) },
 	})
 	if err != nil {
@@ -63,15 +85,7 @@ func tenTurnLoop(t *testing.T, textHistory bool) (*Exchange, *llamacpptest.Serve
 	if len(ex.Steps) != 10 || ex.Calls != 9 || ex.Answer != "All nine files read." {
 		t.Fatalf("exchange: %d steps, %d calls, answer %q", len(ex.Steps), ex.Calls, ex.Answer)
 	}
-	var reused, held, prompt int
-	for _, st := range ex.Steps[1:] {
-		if st.Reuse != nil {
-			reused, held, prompt = reused+st.Reuse.Reused, held+st.Reuse.Held, prompt+st.Reuse.Reused+st.Reuse.New
-		}
-	}
-	t.Logf("text history %v: requests 2-10 reused %d of the %d tokens the slot held (%d prompt tokens); per request: %s",
-		textHistory, reused, held, prompt, reuseLine(ex.Steps[1:]))
-	return ex, srv, s, trace
+	return ex, s
 }
 
 func reuseLine(steps []Step) string {

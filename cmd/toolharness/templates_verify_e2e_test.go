@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -131,6 +132,8 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 	}
 	var out, errOut bytes.Buffer
 	code := run(args, nil, &out, &errOut)
+	// The server names its template after the model file, a temp path.
+	errText := strings.ReplaceAll(errOut.String(), srv.ModelPath, "model.gguf")
 	var res struct {
 		Equal              bool   `json:"equal"`
 		Offset             int    `json:"offset"`
@@ -140,7 +143,7 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 		ServerBytes        int    `json:"server_bytes"`
 	}
 	if code > 1 || json.Unmarshal(out.Bytes(), &res) != nil {
-		return "loaded | error: " + cell(lastLine(errOut.String()))
+		return "loaded | error: " + cell(lastLine(errText))
 	}
 	if res.Equal {
 		return fmt.Sprintf("loaded | identical (%d bytes)", res.ToolharnessBytes)
@@ -149,14 +152,11 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 		res.ToolharnessBytes, res.ServerBytes, cell(fmt.Sprintf("%q", res.ToolharnessContext)), cell(fmt.Sprintf("%q", res.ServerContext)))
 }
 
-// serverError is the line of a start-up failure that says why.
+// serverError is the line of a start-up failure that says why, without
+// the server's log timestamp.
 func serverError(msg string) string {
-	for _, l := range strings.Split(msg, "\n") {
-		if strings.Contains(l, "error") || strings.Contains(l, "failed") {
-			return cell(strings.TrimSpace(l))
-		}
-	}
-	return cell(lastLine(msg))
+	first, _, _ := strings.Cut(msg, "; log tail:")
+	return cell(strings.TrimPrefix(first, "llamacpptest: llama-server exited at start-up: "))
 }
 
 func lastLine(s string) string {
@@ -164,8 +164,15 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// cell makes s fit one Markdown table cell.
+// cell makes s fit one Markdown table cell. The date the server renders
+// (its clock, where toolharness renders --now) reads <today>, so that the
+// table does not change with the day it is made.
 func cell(s string) string {
+	now := time.Now()
+	for _, layout := range []string{"02 Jan 2006", "2006-01-02", "January 02, 2006"} {
+		s = strings.ReplaceAll(s, now.Format(layout), "<today>")
+		s = strings.ReplaceAll(s, now.UTC().Format(layout), "<today>")
+	}
 	s = strings.ReplaceAll(s, "|", `\|`)
 	if len(s) > 160 {
 		s = s[:160] + "…"

@@ -19,7 +19,7 @@
 //	b := llamacpptest.Scripted(client, out1, out2, …) // one grammar per request, in order
 //
 // The server listens on a free loopback port with one slot (-np 1), one
-// thread, a 8192-token window (WithContext) and no host-memory prompt
+// thread, an 8192-token window (WithContext) and no host-memory prompt
 // cache (--cache-ram 0), so timings.cache_n is what the slot itself
 // reused. The binary is $TOOLHARNESS_LLAMACPP_DIR/bin/llama-server, else
 // the one under ollamatest.CacheDir(); a missing binary or vocabulary

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -184,7 +185,7 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("llamacpptest: llama-server exited at start-up; log tail:\n%s", ollamatest.Tail(s.Log(), 3000))
+			return fmt.Errorf("llamacpptest: llama-server exited at start-up%s; log tail:\n%s", firstError(s.Log()), ollamatest.Tail(s.Log(), 3000))
 		case <-ctx.Done():
 			return fmt.Errorf("llamacpptest: llama-server did not load the model within %v; log tail:\n%s", startTimeout, ollamatest.Tail(s.Log(), 3000))
 		case <-time.After(50 * time.Millisecond):
@@ -231,4 +232,15 @@ func (s *Server) Tokenize(tb testing.TB, text string) []int {
 		tb.Fatalf("llamacpptest: /tokenize answered %s: %v", resp.Status, err)
 	}
 	return out.Tokens
+}
+
+// firstError is ": " and the first error line of a llama-server log (its
+// level is E), or "" when it has none.
+func firstError(log string) string {
+	for _, l := range strings.Split(log, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[1] == "E" {
+			return ": " + strings.Join(f[2:], " ")
+		}
+	}
+	return ""
 }

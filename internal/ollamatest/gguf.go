@@ -2,6 +2,7 @@ package ollamatest
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -231,14 +232,23 @@ func metadata(spec ModelSpec, tok tokenizer) ggml.KV {
 // merges over the 256 bytes and three ChatML control tokens.
 func byteTokenizerKV(spec ModelSpec) (ggml.KV, error) {
 	tokens, types := vocabulary()
-	for id, text := range map[int]string{TokenEndOfText: spec.BOSText, TokenIMEnd: spec.EOSText} {
-		if text == "" || text == tokens[id] {
-			continue
+	bos, eos := TokenEndOfText, TokenIMEnd
+	// A text that is already a token (EOS = the default BOS's
+	// <|endoftext|>, or BOS = EOS) names that token; another renames the
+	// slot's token.
+	name := func(slot int, text string) int {
+		if text == "" {
+			return slot
 		}
-		if slices.Contains(tokens, text) {
-			return nil, fmt.Errorf("ollamatest: BOS/EOS text %q is already another token of the byte vocabulary", text)
+		if i := slices.Index(tokens, text); i >= 0 {
+			return i
 		}
-		tokens[id] = text
+		tokens[slot] = text
+		return slot
+	}
+	bos = name(bos, spec.BOSText)
+	if eos = name(eos, spec.EOSText); eos == TokenIMStart || bos == TokenIMStart {
+		return nil, errors.New("ollamatest: a BOS or EOS text of <|im_start|> would make ChatML's turn marker end the text")
 	}
 	kv := ggml.KV{
 		"tokenizer.ggml.model":         "gpt2",
@@ -246,8 +256,8 @@ func byteTokenizerKV(spec ModelSpec) (ggml.KV, error) {
 		"tokenizer.ggml.tokens":        tokens,
 		"tokenizer.ggml.token_type":    types,
 		"tokenizer.ggml.merges":        []string{},
-		"tokenizer.ggml.bos_token_id":  uint32(TokenEndOfText),
-		"tokenizer.ggml.eos_token_id":  uint32(TokenIMEnd),
+		"tokenizer.ggml.bos_token_id":  uint32(bos),
+		"tokenizer.ggml.eos_token_id":  uint32(eos),
 		"tokenizer.ggml.add_bos_token": spec.AddBOS,
 		"tokenizer.ggml.add_eos_token": false,
 	}

@@ -155,19 +155,31 @@ func TestModelNameAndParameters(t *testing.T) {
 }
 
 func TestByteVocabSpecialTexts(t *testing.T) {
+	for _, c := range []struct {
+		bos, eos         string
+		wantBOS, wantEOS string // token texts at the ids written
+	}{
+		{"<|begin_of_text|>", "<|eot_id|>", "<|begin_of_text|>", "<|eot_id|>"},
+		{"", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>"},                      // EOS is the default BOS token
+		{"<|end_of_text|>", "<|end_of_text|>", "<|end_of_text|>", "<|end_of_text|>"}, // one token for both
+		{"", "", "<|endoftext|>", "<|im_end|>"},
+	} {
+		spec := DefaultSpec()
+		spec.BOSText, spec.EOSText = c.bos, c.eos
+		kv, err := byteTokenizerKV(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks := kv["tokenizer.ggml.tokens"].([]string)
+		bos, eos := kv["tokenizer.ggml.bos_token_id"].(uint32), kv["tokenizer.ggml.eos_token_id"].(uint32)
+		if toks[bos] != c.wantBOS || toks[eos] != c.wantEOS || toks[TokenIMStart] != "<|im_start|>" {
+			t.Errorf("BOS %q EOS %q: ids %d %d are %q %q", c.bos, c.eos, bos, eos, toks[bos], toks[eos])
+		}
+	}
 	spec := DefaultSpec()
-	spec.BOSText, spec.EOSText = "<|begin_of_text|>", "<|eot_id|>"
-	kv, err := byteTokenizerKV(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	toks := kv["tokenizer.ggml.tokens"].([]string)
-	if toks[TokenEndOfText] != "<|begin_of_text|>" || toks[TokenIMEnd] != "<|eot_id|>" || toks[TokenIMStart] != "<|im_start|>" {
-		t.Errorf("tokens %q %q %q", toks[TokenEndOfText], toks[TokenIMStart], toks[TokenIMEnd])
-	}
 	spec.EOSText = "<|im_start|>"
 	if _, err := byteTokenizerKV(spec); err == nil {
-		t.Error("an EOS text equal to another token was accepted")
+		t.Error("an EOS text of <|im_start|> was accepted")
 	}
 }
 
