@@ -195,7 +195,7 @@ func addsArgumentsToString(src string) bool {
 	return false
 }
 
-// maskLiterals blanks the string literals of a tag's code (” for each),
+// maskLiterals blanks the string literals of a tag's code (an empty literal for each),
 // keeping those that are a bare key ('arguments'), so that text inside
 // literals never reads as code.
 func maskLiterals(code string) string {

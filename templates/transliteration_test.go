@@ -103,3 +103,29 @@ func TestCheckedOfficialHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestAddsArgumentsToString: only + with the arguments themselves is
+// what Jinja2 refuses for a dict; ~, {{ }} and filters print its str().
+func TestAddsArgumentsToString(t *testing.T) {
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{`{{ '{"arguments": ' + tool_call.function.arguments + '}' }}`, true},
+		{`{{ '<｜tool▁sep｜>' + tool['function']['arguments'] }}`, true},
+		{`{{ tc.arguments + '}' }}`, true},
+		{`{% set args = tool_call.function.arguments %}{{ 'x' + args }}`, true},
+		{`{{ '"arguments": ' ~ tool_call.function.arguments }}`, false},
+		{`{{ tool_call.function.arguments }}`, false},
+		{`{{ 'x' + tool_call.function.arguments|tojson }}`, false},
+		{`{{ 'x' + tool_call.function.arguments|string }}`, false},
+		{`{{ 'x' + tool_call.function.arguments.city }}`, false},
+		{`{{ 'write + arguments here' ~ x }}`, false},
+		{`{# 'x' + arguments #}{{ arguments }}`, false},
+	}
+	for _, tt := range tests {
+		if got := addsArgumentsToString(tt.src); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.src, got, tt.want)
+		}
+	}
+}
