@@ -2,7 +2,6 @@ package templates
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,14 +33,7 @@ func TestFamilyPathMatchesJinja2(t *testing.T) {
 			}
 			var golden map[string]conformanceGolden
 			readJSONFile(t, filepath.Join(dir, "golden", e.ID+".json"), &golden)
-			src, err := os.ReadFile(filepath.Join(dir, e.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			j, err := CompileJinja(e.ID, string(src), e.tokens())
-			if err != nil {
-				t.Fatal(err)
-			}
+			j := compileSuiteEntry(t, dir, e)
 			f, err := FamilyOf(j)
 			if err != nil {
 				t.Fatal(err)
