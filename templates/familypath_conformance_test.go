@@ -18,14 +18,14 @@ import (
 // what that conversion writes:
 //
 //   - reasoning on a tool-call turn without content
-//     (n_reasoning_call_no_content), on every conformance and unseen
-//     template Jinja2 renders it with, and with the reasoning given under
+//     (n_reasoning_call_no_content), on every conformance, unseen and
+//     string-context template Jinja2 renders it with, and with the reasoning given under
 //     reasoning_content, reasoning or thinking;
-//   - mappings and lists in string context (toolharness-string-context),
-//     on every conversation Jinja2 renders.
+//   - mappings and lists in string context (testdata/stringcontext), on
+//     every conversation Jinja2 renders.
 func TestFamilyPathMatchesJinja2(t *testing.T) {
 	checked := 0
-	for _, dir := range []string{conformanceDir, unseenDir} {
+	for _, dir := range []string{conformanceDir, unseenDir, stringContextDir} {
 		entries, convs := loadSuiteDir(t, dir)
 		for _, e := range entries {
 			if len(e.Kwargs) > 0 {

@@ -278,6 +278,16 @@ func TestJinjaConformance(t *testing.T) {
 	checkJinjaSuite(t, conformanceDir)
 }
 
+// stringContextDir holds a template written for this project that prints
+// mappings and lists in string context (testdata/stringcontext/README.md).
+const stringContextDir = "testdata/stringcontext"
+
+// TestJinjaStringContext: mappings and lists in string context (~, {{ }},
+// |string, |format) print as Jinja2 prints them, Python's str().
+func TestJinjaStringContext(t *testing.T) {
+	checkJinjaSuite(t, stringContextDir)
+}
+
 // TestJinjaUnseen: the templates of testdata/unseen (reconstructions of
 // current models' templates that the shared set lacks) against Jinja2.
 func TestJinjaUnseen(t *testing.T) {
@@ -353,7 +363,7 @@ func checkJinjaSuite(t *testing.T, dir string) {
 // for exactly the conformance templates whose deviation it causes, and for
 // no template that renders identically.
 func TestJinjaDeviationsDetected(t *testing.T) {
-	for _, dir := range []string{conformanceDir, unseenDir} {
+	for _, dir := range []string{conformanceDir, unseenDir, stringContextDir} {
 		checkDeviationsDetected(t, dir)
 	}
 }
