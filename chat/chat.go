@@ -158,11 +158,22 @@ func (m Message) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the OpenAI chat shape. Content may be a string, null
 // or a list of text parts; tool-call arguments may be an object or a JSON
-// string holding one.
+// string holding one. Reasoning is read from reasoning_content (Hugging
+// Face's key), else reasoning (vLLM, OpenRouter), else thinking (Ollama,
+// gpt-oss's template).
 func (m *Message) UnmarshalJSON(data []byte) error {
-	var w wireMessage
+	var w struct {
+		wireMessage
+		ReasoningAlt *string `json:"reasoning"`
+		Thinking     *string `json:"thinking"`
+	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("chat: message: %w", err)
+	}
+	for _, alt := range []*string{w.ReasoningAlt, w.Thinking} {
+		if w.Reasoning == "" && alt != nil {
+			w.Reasoning = *alt
+		}
 	}
 	if !w.Role.Valid() {
 		return fmt.Errorf("chat: message: unknown role %q", w.Role)

@@ -190,3 +190,33 @@ func TestArgumentsMap(t *testing.T) {
 		t.Errorf("empty: %v %v", m, err)
 	}
 }
+
+// TestMessageReasoningKeys: reasoning reaches the message under the Hugging
+// Face key and under the other keys servers and clients use, on a
+// tool-call turn without content too; reasoning_content wins.
+func TestMessageReasoningKeys(t *testing.T) {
+	call := `"tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {}}}]`
+	tests := []struct {
+		name, in, want string
+	}{
+		{"reasoning_content", `{"role": "assistant", "reasoning_content": "r", ` + call + `}`, "r"},
+		{"reasoning", `{"role": "assistant", "reasoning": "r", ` + call + `}`, "r"},
+		{"thinking", `{"role": "assistant", "thinking": "r", "content": null, ` + call + `}`, "r"},
+		{"reasoning_content wins", `{"role": "assistant", "thinking": "t", "reasoning": "x", "reasoning_content": "r", "content": "a"}`, "r"},
+		{"reasoning before thinking", `{"role": "assistant", "thinking": "t", "reasoning": "x", "content": "a"}`, "x"},
+		{"none", `{"role": "assistant", "content": "a"}`, ""},
+	}
+	for _, tt := range tests {
+		var m Message
+		if err := json.Unmarshal([]byte(tt.in), &m); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if m.Reasoning != tt.want {
+			t.Errorf("%s: reasoning %q, want %q", tt.name, m.Reasoning, tt.want)
+		}
+	}
+	var m Message
+	if err := json.Unmarshal([]byte(`{"role": "assistant", "reasoning": {"effort": "high"}}`), &m); err == nil || !strings.HasPrefix(err.Error(), "chat: message: ") {
+		t.Errorf("reasoning as an object: %v, want a chat: message error", err)
+	}
+}

@@ -16,7 +16,7 @@
 // CRLF, backslash-newline in literals, undefined values iterable), macros
 // get a recursion limit (the engine has none and would overflow the
 // stack), and [Jinja.Deviations] reports what still renders differently.
-// testdata/conformance measures it: 75 templates × 22 conversations
+// testdata/conformance measures it: 75 templates × 23 conversations
 // against Jinja2 goldens, the deviations listed in deviations.json and
 // asserted by the test; testdata/unseen does the same for reconstructions
 // of current templates the shared set lacks.

@@ -78,6 +78,9 @@ type Family struct {
 	// loaded: a built-in family recognised in a loaded template renders
 	// that template, not its embedded one (see Loaded).
 	loaded bool
+	// renderedBy says why a transliteration renders a loaded template
+	// (see RenderedBy); "" otherwise.
+	renderedBy string
 }
 
 // externalTemplate is a template this package does not compile itself

@@ -278,6 +278,16 @@ func TestJinjaConformance(t *testing.T) {
 	checkJinjaSuite(t, conformanceDir)
 }
 
+// stringContextDir holds a template written for this project that prints
+// mappings and lists in string context (testdata/stringcontext/README.md).
+const stringContextDir = "testdata/stringcontext"
+
+// TestJinjaStringContext: mappings and lists in string context (~, {{ }},
+// |string, |format) print as Jinja2 prints them, Python's str().
+func TestJinjaStringContext(t *testing.T) {
+	checkJinjaSuite(t, stringContextDir)
+}
+
 // TestJinjaUnseen: the templates of testdata/unseen (reconstructions of
 // current models' templates that the shared set lacks) against Jinja2.
 func TestJinjaUnseen(t *testing.T) {
@@ -353,7 +363,7 @@ func checkJinjaSuite(t *testing.T, dir string) {
 // for exactly the conformance templates whose deviation it causes, and for
 // no template that renders identically.
 func TestJinjaDeviationsDetected(t *testing.T) {
-	for _, dir := range []string{conformanceDir, unseenDir} {
+	for _, dir := range []string{conformanceDir, unseenDir, stringContextDir} {
 		checkDeviationsDetected(t, dir)
 	}
 }
@@ -363,14 +373,7 @@ func checkDeviationsDetected(t *testing.T, dir string) {
 	var listed map[string]conformanceDeviation
 	readJSONFile(t, filepath.Join(dir, "deviations.json"), &listed)
 	for _, e := range entries {
-		src, err := os.ReadFile(filepath.Join(dir, e.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		j, err := CompileJinja(e.ID, string(src), e.tokens())
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := compileSuiteEntry(t, dir, e)
 		for _, d := range j.Deviations() {
 			if !strings.Contains(listed[e.ID].Cause, `"`+d.Construct+`"`) {
 				t.Errorf("%s: Deviations reports %q, which deviations.json does not give as its cause", e.ID, d.Construct)
@@ -382,6 +385,20 @@ func checkDeviationsDetected(t *testing.T, dir string) {
 			}
 		}
 	}
+}
+
+// compileSuiteEntry compiles a suite template; it must compile.
+func compileSuiteEntry(t *testing.T, dir string, e conformanceEntry) *Jinja {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(dir, e.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := CompileJinja(e.ID, string(src), e.tokens())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
 
 func slicesContainsConstruct(ds []Deviation, construct string) bool {
@@ -451,14 +468,7 @@ func TestConformanceDetectsPlantedDifference(t *testing.T) {
 			if class, _, _ := strings.Cut(want.Error, ":"); class != tt.wantClass {
 				t.Fatalf("golden %s raises %q, want a case raising %q", key, want.Error, tt.wantClass)
 			}
-			src, err := os.ReadFile(filepath.Join(conformanceDir, e.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			j, err := CompileJinja(e.ID, string(src), e.tokens())
-			if err != nil {
-				t.Fatal(err)
-			}
+			j := compileSuiteEntry(t, conformanceDir, e)
 			c := conv[tt.conversation]
 			if diff, err := conformanceOutcome(j, e, c, tt.style, want); err != nil || diff != "" {
 				t.Fatalf("unplanted case differs (%v): %s", err, diff)

@@ -150,3 +150,82 @@ func strftimeDirective(d byte, noPad bool, t time.Time) string {
 	}
 	return "%" + string(d)
 }
+
+// argumentsPath is a variable path whose last step is "arguments"
+// (tool_call.arguments, tool['function']['arguments'], arguments), once
+// string literals other than bare keys are blanked (maskLiterals); what
+// follows it must not be a filter, an attribute, an item or a call, so
+// that the path's value itself is the operand.
+const argumentsPath = `(?:\b[A-Za-z_]\w*\s*(?:\.\s*[A-Za-z_]\w*\s*|\[\s*(?:'\w+'|"\w+")\s*\]\s*)*(?:\.\s*arguments|\[\s*(?:'arguments'|"arguments")\s*\])|\barguments)`
+
+var (
+	plusArguments = regexp.MustCompile(`\+\s*` + argumentsPath + `\s*(?:$|[^\s|.\[(\w])`)
+	argumentsPlus = regexp.MustCompile(argumentsPath + `\s*\+`)
+	// setArguments is {% set NAME = PATH %}: NAME holds the arguments.
+	setArguments = regexp.MustCompile(`^\s*set\s+([A-Za-z_]\w*)\s*=\s*` + argumentsPath + `\s*$`)
+)
+
+// addsArgumentsToString reports whether a template adds call arguments
+// to a string with + (directly, or through a variable set to them),
+// which Jinja2 refuses for a dict (TypeError: can only concatenate str)
+// where ~, {{ }} and |string print its Python str(). It reads the
+// template's code, not its renders: the engine prints str() for all of
+// them alike.
+func addsArgumentsToString(src string) bool {
+	var stmts []string
+	for _, r := range splitRegions(src) {
+		if r.tag && !strings.HasPrefix(r.text, "{#") && tagClosed(r.text) {
+			stmts = append(stmts, maskLiterals(strings.Trim(r.text[2:len(r.text)-2], "-+")))
+		}
+	}
+	aliases := map[string]bool{}
+	for _, s := range stmts {
+		if m := setArguments.FindStringSubmatch(s); m != nil && m[1] != "arguments" {
+			aliases[m[1]] = true
+		}
+	}
+	for _, s := range stmts {
+		for name := range aliases {
+			s = regexp.MustCompile(`\b`+name+`\b`).ReplaceAllString(s, "arguments")
+		}
+		if plusArguments.MatchString(s) || argumentsPlus.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskLiterals blanks the string literals of a tag's code (an empty literal for each),
+// keeping those that are a bare key ('arguments'), so that text inside
+// literals never reads as code.
+func maskLiterals(code string) string {
+	var b strings.Builder
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		if c != '\'' && c != '"' {
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		for j < len(code) && code[j] != c {
+			if code[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(code) {
+			b.WriteString(code[i:])
+			break
+		}
+		lit := code[i+1 : j]
+		if keyLiteral.MatchString(lit) {
+			b.WriteString(code[i : j+1])
+		} else {
+			b.WriteString("''")
+		}
+		i = j
+	}
+	return b.String()
+}
+
+var keyLiteral = regexp.MustCompile(`^\w+$`)

@@ -1,6 +1,8 @@
 package templates
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,8 +164,10 @@ func toolObjects(tools []chat.Tool, pick func(*toolView) any) ([]any, error) {
 // caller renders any template the same way. A template detected as a
 // built-in family keeps that family's definition (stops, formats,
 // placement, quirks, conventions) and renders with the loaded template
-// itself (the model's own revision), except for the families that keep a
-// transliteration (hermes3, gpt-oss), which render as the family does. Any other template becomes a Family
+// itself (the model's own revision). A family that keeps a
+// transliteration (hermes3, gpt-oss) renders with it only when the loaded
+// file is byte-identical to the official template the transliteration
+// was checked against ([Family.RenderedBy] says which). Any other template becomes a Family
 // whose end-of-turn, stops and control tokens come from the template and
 // its tokens; its native format is "" (nothing known of how it writes
 // calls: the derivation of its call syntax sets NativeFormat when that
@@ -216,10 +220,11 @@ func detectedFamily(j *Jinja) (Family, bool, error) {
 	if gp, ok := renderGenerationPrompt(j); ok && gp != f.GenerationPrompt {
 		return Family{}, false, nil
 	}
-	if f.jinja == nil {
-		// A transliterated family: the engine renders its official
-		// template, but the official template cannot render what the
-		// family must (see docs/templates.md), so the family stays.
+	if f.jinja == nil && checkedOfficial(f.Name) == sourceSHA256(j.Source()) {
+		// The official template itself, which cannot render what the
+		// family must (see docs/templates.md): the transliteration checked
+		// against it renders, as when the family is asked for by name.
+		f.renderedBy = fmt.Sprintf("the %s transliteration: the loaded template is byte-identical to the official one it was checked against", f.Name)
 		return f, true, nil
 	}
 	f.Official = "loaded from " + j.Name()
@@ -228,6 +233,46 @@ func detectedFamily(j *Jinja) (Family, bool, error) {
 	f.loaded = true
 	return f, true, nil
 }
+
+// checkedOfficial is the SHA-256 of the official chat template a
+// family's transliteration was checked against (testdata/official; the
+// family goldens are its Jinja2 renders), "" for a family without one.
+func checkedOfficial(family string) string {
+	switch family {
+	case "hermes3": // NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja
+		return "7ce09d55d3690e06c70b5c07228cc7e8c99c43a23cdc027762be4011efcdea6c"
+	case "gpt-oss": // openai-gpt-oss-120b.jinja
+		return "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146"
+	}
+	return ""
+}
+
+func sourceSHA256(src string) string {
+	sum := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(sum[:])
+}
+
+// RenderedBy says what renders the family's prompts, in words the
+// commands print (templates inspect): the loaded template, the family's
+// embedded official template, a transliteration and why it was chosen,
+// or an Ollama Go template.
+func (f Family) RenderedBy() string {
+	switch {
+	case f.jinja != nil && f.loaded:
+		return "the loaded template (" + f.jinja.Name() + ")"
+	case f.jinja != nil:
+		return "the family's official template (" + f.Template + ")"
+	case f.external != nil:
+		return "the model's Ollama Go template"
+	case f.renderedBy != "":
+		return f.renderedBy
+	}
+	return fmt.Sprintf("the %s transliteration (%s): the family was asked for by name", f.Name, f.Template)
+}
+
+// Transliterated reports whether a Go transliteration of the family's
+// official template renders its prompts (see RenderedBy for why).
+func (f Family) Transliterated() bool { return f.jinja == nil && f.external == nil && f.tmpl != nil }
 
 // UnknownDefaultFormat is the prompted tool format of a template that is
 // no built-in family (the same as generic ChatML's).
@@ -326,9 +371,13 @@ func wantsStringArguments(j *Jinja) bool {
 	}
 	render := func(asString bool) string { return probeRender(j, Conventions{ArgumentsAsString: asString}, call) }
 	asObject := render(false)
-	// Written in any form but Python's str() of a dict (what adding a dict
-	// to a string prints), the object form works.
-	if strings.Contains(asObject, probeKey) && !strings.Contains(asObject, "{'"+probeKey+"'") {
+	// Written in any form but Python's str() of a dict, the object form
+	// works. Python's str() is what Jinja2 prints too where the template
+	// puts the dict in string context (~, {{ }}, |string, format), so the
+	// object form renders as transformers renders it; only + with a
+	// string, which the engine prints the same way but Jinja2 refuses
+	// (TypeError), says the template wants a string.
+	if strings.Contains(asObject, probeKey) && (!strings.Contains(asObject, "{'"+probeKey+"'") || !addsArgumentsToString(j.Source())) {
 		return false
 	}
 	return strings.Contains(render(true), `"`+probeKey+`"`)

@@ -3,7 +3,8 @@
 conversations of ../conversations.json, the 4 of the shared data set
 (SHARED/templates/conversations.json, ids prefixed "shared_"), and the
 ones below (call arguments of every JSON type, a call beside text,
-parallel calls answered, content as a list of parts, thinking off). Tool
+parallel calls answered, content as a list of parts, thinking off,
+reasoning on a tool-call turn without content). Tool
 calls are written once; gen.py renders each conversation that has them
 in the hf, vllm and openai input styles. Run once; the output is committed.
 """
@@ -56,6 +57,13 @@ def added(base):
             sys_, {"role": "user", "content": [{"type": "text", "text": "Describe "}, {"type": "text", "text": "Paris."}]}]},
         {"id": "m_thinking_off", "tools": tools, "kwargs": {"enable_thinking": False}, "messages": [
             sys_, {"role": "user", "content": "What's the weather in Paris right now?"}]},
+        # Reasoning on a tool-call turn that has no content: gen.py renders it
+        # without a content key (hf), with "" (vllm) and with null (openai).
+        {"id": "n_reasoning_call_no_content", "tools": tools, "messages": [
+            sys_, {"role": "user", "content": "What's the weather in Paris right now?"},
+            {"role": "assistant", "reasoning_content": "The user wants the current weather in Paris; get_weather takes the city.",
+             "tool_calls": [call("call00021", "get_weather", {"location": "Paris", "unit": "celsius"})]},
+            {"role": "tool", "tool_call_id": "call00021", "name": "get_weather", "content": "18 C, cloudy"}]},
     ]
 
 
