@@ -21,7 +21,7 @@
 //		Trace:    traceFile, Hooks: agent.Hooks{OnText: …, OnCall: …, OnResult: …},
 //	})
 //	ex, err := s.Send(ctx, "summarise README.md")
-//	// ex.Answer, ex.Stop (answered | max_turns | retries | context | error), ex.Steps
+//	// ex.Answer, ex.Stop (answered | max_turns | retries | context | length | error), ex.Steps
 //
 // The system block is assembled once, in New: identity and rules (embedded
 // prompt files rendered with text/template and the injected clock), the

@@ -181,13 +181,19 @@ func TestWriteAll(t *testing.T) {
 }
 
 // TestAllErrorsMeasuresNothing: a group whose every case failed with an
-// error (a dead server) shows its errors and no number anywhere: every
-// rate and the mean retries are "not measured".
+// error (a dead server; for one case, the retry after a judged first
+// attempt) shows its errors and no number anywhere: every rate and the
+// mean retries are "not measured".
 func TestAllErrorsMeasuresNothing(t *testing.T) {
-	var recs []bench.Record
-	for _, id := range []string{"a", "b", "c"} {
+	exp := []bench.ExpectedCall{{Name: "f"}}
+	recs := []bench.Record{
+		{ID: "a", Model: "m", Format: "hermes", Mode: "raw", Expected: exp, Verdict: bench.VerdictMissedCall, TotalMillis: 900, PromptTokens: 400},
+		{ID: "a", Model: "m", Format: "hermes", Mode: "raw", Attempt: 1, Retries: 1, Final: true, Expected: exp, Verdict: bench.VerdictError,
+			Error: "backend: ollama: server (HTTP 500): model runner crashed"},
+	}
+	for _, id := range []string{"b", "c"} {
 		recs = append(recs, bench.Record{ID: id, Model: "m", Format: "hermes", Mode: "raw", Final: true,
-			Expected: []bench.ExpectedCall{{Name: "f"}}, Verdict: bench.VerdictError, Error: "cannot reach Ollama at http://127.0.0.1:9: connection refused"})
+			Expected: exp, Verdict: bench.VerdictError, Error: "cannot reach Ollama at http://127.0.0.1:9: connection refused"})
 	}
 	s := bench.Summarize(recs)
 	var table, md, csv, page strings.Builder
@@ -204,7 +210,7 @@ func TestAllErrorsMeasuresNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	number := regexp.MustCompile(`\d\.\d+%|\b0\.00\b`)
-	for name, out := range map[string]string{"table": table.String(), "markdown": md.String()} {
+	for name, out := range map[string]string{"table": table.String(), "markdown": md.String(), "html": page.String()} {
 		if m := number.FindString(out); m != "" {
 			t.Errorf("%s prints %q for a group with nothing measured:\n%s", name, m, out)
 		}
@@ -212,7 +218,7 @@ func TestAllErrorsMeasuresNothing(t *testing.T) {
 	if !strings.Contains(table.String(), "3 of 3 case(s) failed with a harness or server error") {
 		t.Errorf("table does not say the cases failed:\n%s", table.String())
 	}
-	if row := strings.Split(strings.TrimSpace(csv.String()), "\n")[1]; !strings.HasPrefix(row, "m,hermes,,raw,3,3,3,") || strings.Contains(row, "0.0000") {
+	if row := strings.Split(strings.TrimSpace(csv.String()), "\n")[1]; !strings.HasPrefix(row, "m,hermes,,raw,3,4,3,") || strings.Contains(row, "0.0000") {
 		t.Errorf("csv row %q", row)
 	}
 	if !strings.Contains(page.String(), "<td>3</td><td>3</td>") || strings.Contains(page.String(), "<td>0.00</td>") {
