@@ -334,35 +334,28 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 
 // jsonNameKey is jsonName for a call object whose name key is key.
 func jsonNameKey(w []byte, key string) ([]byte, bool) {
+	var j int
 	switch key {
 	case "name":
 		return jsonName(w)
 	case "":
 		// The name is the call object's key: the first string after "{".
-		j := bytes.IndexByte(w, '{')
-		if j < 0 {
+		if j = bytes.IndexByte(w, '{'); j < 0 {
 			return nil, false
 		}
 		j = skipWS(w, j+1)
-		if j >= len(w) || w[j] != '"' {
+	default:
+		q := []byte(`"` + key + `"`)
+		k := bytes.Index(w, q)
+		if k < 0 {
 			return nil, false
 		}
-		e := bytes.IndexByte(w[j+1:], '"')
-		if e <= 0 {
+		j = skipWS(w, k+len(q))
+		if j >= len(w) || w[j] != ':' {
 			return nil, false
 		}
-		return w[j+1 : j+1+e], true
+		j = skipWS(w, j+1)
 	}
-	q := []byte(`"` + key + `"`)
-	k := bytes.Index(w, q)
-	if k < 0 {
-		return nil, false
-	}
-	j := skipWS(w, k+len(q))
-	if j >= len(w) || w[j] != ':' {
-		return nil, false
-	}
-	j = skipWS(w, j+1)
 	if j >= len(w) || w[j] != '"' {
 		return nil, false
 	}

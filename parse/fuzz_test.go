@@ -53,7 +53,8 @@ func fuzzSyntaxes() []Syntax {
 	for _, fx := range syntaxFixtures {
 		out = append(out, fx.syn)
 	}
-	return out
+	// The shapes only derived syntaxes have (syntax_test.go).
+	return append(out, apertusSyntax, dsmlSyntax, gemma4Syntax, lfm2JSONSyntax, llamaBareSyntax)
 }
 
 // fuzzParser picks the parser a fuzz input runs: a named format, or with

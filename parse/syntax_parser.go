@@ -306,14 +306,7 @@ func (b *block) confirmSyntax(eof bool) verdict {
 			}
 		}
 		if buf[k] != '{' && list && s.pyLists {
-			v, name := identParen(buf, k)
-			if v == vYes {
-				b.name = name
-				if b.op.kind == kPrefix {
-					b.vstart = j
-				}
-			}
-			return v
+			return b.pythonCall(buf, k, j)
 		}
 		if buf[k] != '{' {
 			return vNo
@@ -326,14 +319,7 @@ func (b *block) confirmSyntax(eof bool) verdict {
 		if buf[k] == '[' {
 			k = skipWS(buf, k+1)
 		}
-		v, name := identParen(buf, k)
-		if v == vYes {
-			b.name = name
-			if b.op.kind == kPrefix {
-				b.vstart = j
-			}
-		}
-		return v
+		return b.pythonCall(buf, k, j)
 	}
 	h, st := s.head(buf[j:], eof)
 	switch st {
@@ -353,6 +339,19 @@ func (b *block) confirmSyntax(eof bool) verdict {
 		}
 	}
 	return vYes
+}
+
+// pythonCall decides a block whose call is a Python call at buf[k]; the
+// value a kPrefix block tracks starts at j.
+func (b *block) pythonCall(buf []byte, k, j int) verdict {
+	v, name := identParen(buf, k)
+	if v == vYes {
+		b.name = name
+		if b.op.kind == kPrefix {
+			b.vstart = j
+		}
+	}
+	return v
 }
 
 // confirmShape decides a markerless syntax block: a call object that

@@ -187,6 +187,14 @@ var kimiSyntax = Syntax{Label: "kimi-k2",
 
 var lfm2Syntax = Syntax{Label: "lfm2-pythonic", CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyPythonList}
 
+var apertusSyntax = Syntax{CallOpen: "<|tools_prefix|>", CallClose: "<|tools_suffix|>", Body: BodyJSONList, NameAsKey: true}
+
+var dsmlSyntax = Syntax{SectionOpen: "<｜DSML｜function_calls>", SectionClose: "</｜DSML｜function_calls>",
+	CallOpen: `<｜DSML｜invoke name="`, CallClose: "</｜DSML｜invoke>", Body: BodyPairs, NameSuffix: `">`,
+	KeyOpen: `<｜DSML｜parameter name="`, KeyClose: `"`, TypeAttr: "string", ValueOpen: ">", ValueClose: "</｜DSML｜parameter>"}
+
+var gemma4Syntax = Syntax{CallOpen: "<|tool_call>", CallClose: "<tool_call|>", Body: BodyNameJSON, NamePrefix: "call:", Quote: `<|"|>`}
+
 var lfm2JSONSyntax = Syntax{CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyJSONList, NameKey: "name", ArgsKey: "arguments"}
 
 var llamaBareSyntax = Syntax{Body: BodyJSON, NameKey: "name", ArgsKey: "parameters", CallClose: "<|eom_id|>"}
@@ -266,6 +274,19 @@ var syntaxCases = []struct {
 	{"the JSON list still reads", lfm2JSONSyntax, false,
 		`<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Berlin"}}]<|tool_call_end|>`,
 		view{Calls: []string{`get_weather{"city":"Berlin"}`}}},
+	{"calls keyed by their name: Apertus", apertusSyntax, true,
+		`Sure.<|tools_prefix|>[{"get_weather": {"location": "Paris"}}, {"read_file": {"path": "a.txt", "limit": 5}}]<|tools_suffix|>`,
+		view{Content: "Sure.", Calls: []string{`get_weather{"location":"Paris"}`, `read_file{"path":"a.txt","limit":5}`}}},
+	{"a name-keyed object of two keys is no call", apertusSyntax, true,
+		`<|tools_prefix|>[{"get_weather": {"location": "Paris"}, "x": 1}]<|tools_suffix|>`,
+		view{Calls: []string{`{} error=bad_json`}}},
+	{"a type attribute says text or JSON: DSML", dsmlSyntax, true,
+		"<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"read_file\">\n<｜DSML｜parameter name=\"path\" string=\"true\">5</｜DSML｜parameter>\n" +
+			"<｜DSML｜parameter name=\"limit\" string=\"false\">5</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+		view{Calls: []string{`read_file{"path":"5","limit":5}`}}},
+	{"quote tokens and bare keys: Gemma 4", gemma4Syntax, true,
+		`<|tool_call>call:get_weather{location:<|"|>Paris, {"x"}<|"|>,unit:<|"|>celsius<|"|>}<tool_call|><|tool_call>call:read_file{limit:5,path:<|"|>a.txt<|"|>}<tool_call|>`,
+		view{Calls: []string{`get_weather{"location":"Paris, {\"x\"}","unit":"celsius"}`, `read_file{"limit":5,"path":"a.txt"}`}}},
 	{"markerless call object: Llama 3.1's bare JSON", llamaBareSyntax, true,
 		`{"name": "get_weather", "parameters": {"location": "Paris"}}`,
 		view{Calls: []string{`get_weather{"location":"Paris"}`}}},
