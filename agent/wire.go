@@ -206,6 +206,8 @@ type transcript struct {
 	fed  int            // history messages given to s
 	sent []chat.Message // chat mode: the last list sent
 	seen int            // chat mode: history messages covered by sent
+	// prepared is what the chat-mode requests share (catalog, markers).
+	prepared *render.Prepared
 }
 
 func (t *transcript) Prompt(hist []Msg) (string, error) {
@@ -251,6 +253,14 @@ func (t *transcript) Messages(hist []Msg) ([]chat.Message, error) {
 			break
 		}
 	}
+	if t.prepared == nil {
+		p, err := render.Prepare(req)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		t.prepared = p
+	}
+	req.Prepared = t.prepared
 	out, err := render.ChatMessages(req)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
