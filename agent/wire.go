@@ -31,6 +31,10 @@ type RendererOptions struct {
 	// in its KV cache while the transcript lacks them, so the next turn
 	// could not reuse the cache up to the end of the reply.
 	StopAfterCall bool
+	// VerifyEvery, above 0, renders every VerifyEvery-th raw-mode turn in
+	// full as well and fails it when the incremental rendering differs
+	// (render.SessionConfig.VerifyEvery; a debugging aid).
+	VerifyEvery int
 }
 
 // renderer is the Renderer of package render, templates and parse.
@@ -189,7 +193,8 @@ func (r *renderer) Transcript(sys System) (Transcript, error) {
 	if len(tools) == 0 {
 		tools = nil
 	}
-	s, err := render.NewSession(render.SessionConfig{Family: r.fam, Format: r.format, System: sys.Text, Tools: tools, Now: sys.Now, Verbatim: r.opts.Verbatim})
+	s, err := render.NewSession(render.SessionConfig{Family: r.fam, Format: r.format, System: sys.Text, Tools: tools, Now: sys.Now, Verbatim: r.opts.Verbatim,
+		VerifyEvery: r.opts.VerifyEvery})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

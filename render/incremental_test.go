@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -277,4 +278,38 @@ func playConversation(t *testing.T, c windowCase, id string, conv chat.Conversat
 		compared++
 	}
 	return compared
+}
+
+// TestVerifyEvery checks the run-time check: a template forced through a
+// window it does not render alike (Mistral's catalog sits by the last user
+// message) fails the turn with an *IncrementalMismatch, and one that does
+// (qwen3) passes every checked turn.
+func TestVerifyEvery(t *testing.T) {
+	tools := benchTools(t, 5)
+	for _, c := range []struct {
+		family   string
+		mismatch bool
+	}{{"qwen3", false}, {"mistral-small3", true}} {
+		f, err := templates.Lookup(c.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := render.NewSessionWindowed(render.SessionConfig{Family: f, Tools: tools, Now: benchNow, VerifyEvery: 1}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.AddUser("First question.")
+		var got error
+		for turn := 0; turn < 8 && got == nil; turn++ {
+			if _, got = s.Prompt(); got != nil {
+				break
+			}
+			s.AddAssistant(fmt.Sprintf("Answer %d.", turn), nil)
+			s.AddUser(fmt.Sprintf("Question %d.", turn))
+		}
+		var mm *render.IncrementalMismatch
+		if errors.As(got, &mm) != c.mismatch {
+			t.Errorf("%s: got %v, want a mismatch: %v", c.family, got, c.mismatch)
+		}
+	}
 }
