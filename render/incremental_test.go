@@ -145,11 +145,17 @@ func (p sessionPair) prompt(t *testing.T, what string, reminders ...string) bool
 	return true
 }
 
-// TestWindowMatchesFullRandom plays 1,000 random tool sessions, each in a
-// template picked at random, through a window and in full, and requires
-// every prompt to be byte-identical.
-func TestWindowMatchesFullRandom(t *testing.T) {
+// TestWindowMatchesFull plays sessions through a window and in full, and
+// requires every prompt to be byte-identical: 1,000 random tool sessions,
+// each in a template picked at random, and every conformance conversation
+// in every template.
+func TestWindowMatchesFull(t *testing.T) {
 	cases := windowCases(t)
+	t.Run("random", func(t *testing.T) { windowRandom(t, cases) })
+	t.Run("conformance", func(t *testing.T) { windowConformance(t, cases) })
+}
+
+func windowRandom(t *testing.T, cases []windowCase) {
 	tools := benchTools(t, 6)
 	rng := rand.New(rand.NewSource(21))
 	compared := 0
@@ -199,10 +205,9 @@ func TestWindowMatchesFullRandom(t *testing.T) {
 	}
 }
 
-// TestWindowMatchesFullConformance plays every conversation of the
-// conformance set as a session in every template of the set, through a
-// window and in full.
-func TestWindowMatchesFullConformance(t *testing.T) {
+// windowConformance plays every conversation of the conformance set as a
+// session in every template of the set.
+func windowConformance(t *testing.T, cases []windowCase) {
 	data, err := os.ReadFile(filepath.Join("..", "templates", "testdata", "conformance", "conversations.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +223,7 @@ func TestWindowMatchesFullConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	compared := 0
-	for _, c := range windowCases(t) {
+	for _, c := range cases {
 		for _, conv := range doc.Conversations {
 			body, _ := json.Marshal(map[string]json.RawMessage{"messages": conv.Messages, "tools": conv.Tools})
 			cv, err := chat.ParseConversation(body)
