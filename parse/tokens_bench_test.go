@@ -266,12 +266,15 @@ func BenchmarkAgentParse(b *testing.B) {
 		}
 		for _, cut := range []string{"tokens-qwen2", "tokens-llama-bpe", "bytes1", "whole"} {
 			chunks := cuts[cut]
-			b.Run(in.name+"/"+cut, func(b *testing.B) { benchPairedFresh(b, in.vsOllamaCase, chunks) })
+			b.Run(in.name+"/"+cut, func(b *testing.B) { benchPaired(b, in.vsOllamaCase, chunks, true) })
 		}
 	}
 }
 
-func benchPairedFresh(b *testing.B, in vsOllamaCase, chunks []string) {
+// benchPaired runs ours and Ollama's parser alternately, op by op, on the
+// same chunks; fresh builds our parser in every op (as the agent does),
+// else once, reused across ops. Ollama's is built in every op.
+func benchPaired(b *testing.B, in vsOllamaCase, chunks []string, fresh bool) {
 	tools := ollamaTools(b, in.tools)
 	ours, theirs := 0, 0
 	emit := func(e Event) {
@@ -279,6 +282,14 @@ func benchPairedFresh(b *testing.B, in vsOllamaCase, chunks []string) {
 			ours++
 		}
 	}
+	newOurs := func() *Parser {
+		p, err := New(in.ours, Options{Tools: in.tools})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	reused := newOurs()
 	var tOurs, tTheirs time.Duration
 	var mallocs uint64
 	var ms runtime.MemStats
@@ -287,9 +298,9 @@ func benchPairedFresh(b *testing.B, in vsOllamaCase, chunks []string) {
 		runtime.ReadMemStats(&ms)
 		m0 := ms.Mallocs
 		t0 := time.Now()
-		p, err := New(in.ours, Options{Tools: in.tools})
-		if err != nil {
-			b.Fatal(err)
+		p := reused
+		if fresh {
+			p = newOurs()
 		}
 		for _, c := range chunks {
 			p.Feed(c, emit)
