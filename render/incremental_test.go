@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -315,6 +316,42 @@ func TestVerifyEvery(t *testing.T) {
 		var mm *render.IncrementalMismatch
 		if errors.As(got, &mm) != c.mismatch {
 			t.Errorf("%s: got %v, want a mismatch: %v", c.family, got, c.mismatch)
+		}
+	}
+}
+
+// TestPreparedChatMessages checks that prepared requests give the same
+// chat-mode list as unprepared ones, in a family's native format and in a
+// prompted one.
+func TestPreparedChatMessages(t *testing.T) {
+	tools := benchTools(t, 4)
+	for _, c := range []struct{ family, format string }{{"qwen3", "hermes"}, {"qwen3", "xml"}, {"gpt-oss", ""}, {"llama3.1", "json"}} {
+		f, err := templates.Lookup(c.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		format := c.format
+		if format == "" {
+			format = f.DefaultFormat
+		}
+		msgs, err := chatConversation(tools, format, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := render.Request{Family: f, Format: c.format, Tools: tools, Messages: msgs, Now: benchNow, Reminders: []string{"r"}}
+		want, err := render.ChatMessages(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Prepared, err = render.Prepare(req); err != nil {
+			t.Fatal(err)
+		}
+		got, err := render.ChatMessages(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s/%s: prepared differs (-unprepared +prepared):\n%s", c.family, format, d)
 		}
 	}
 }

@@ -42,8 +42,10 @@ type Request struct {
 type Prepared struct {
 	format string
 	set    *templates.ToolSet // nil when no tools are offered
-	// catalog is the catalog text of a prompted format ("" in the native one).
+	// catalog is the catalog text, when hasCatalog (a format this package
+	// writes, and tools offered).
 	catalog     string
+	hasCatalog  bool
 	userMarkers []string
 }
 
@@ -65,10 +67,13 @@ func newPrepared(req Request, format string) (*Prepared, error) {
 	if c.set, err = templates.NewToolSet(req.Tools); err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
-	if format != req.Family.NativeFormat && len(req.Tools) > 0 {
+	// Chat mode writes the catalog as text in any format this package
+	// writes, the family's native one included.
+	if len(req.Tools) > 0 && checkFormat(format) == nil {
 		if c.catalog, err = Catalog(format, req.Tools); err != nil {
 			return nil, err
 		}
+		c.hasCatalog = true
 	}
 	return c, nil
 }
@@ -156,7 +161,7 @@ func prepareText(req Request) (prepared, error) {
 		return prepared{}, err
 	}
 	catalog := func() (string, error) { return Catalog(format, req.Tools) }
-	if req.Prepared != nil && req.Prepared.format == format {
+	if req.Prepared != nil && req.Prepared.format == format && req.Prepared.hasCatalog {
 		catalog = func() (string, error) { return req.Prepared.catalog, nil }
 	}
 	msgs, err := textMessages(safeMessages(req, format), format, len(req.Tools) > 0, catalog)
