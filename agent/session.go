@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strings"
 	"sync"
@@ -151,12 +152,17 @@ type Session struct {
 	trace *traceWriter
 	now   func() time.Time
 
-	exchange   int
-	step       int
-	ids        *idSet
-	prevPrompt string // the last prompt plus the model's raw output
-	prevTokens int    // the server's prompt token count of the last request
-	prevSlot   int    // the tokens the server's cache slot held after the last request
+	exchange int
+	step     int
+	ids      *idSet
+	// prevKey is the last prompt (promptKey) and prevRaw the model's raw
+	// output after it: the next prompt must start with both.
+	prevKey, prevRaw string
+	// keyHash has hashed prevKey: a prompt that extends it hashes only
+	// its new bytes.
+	keyHash    hash.Hash
+	prevTokens int // the server's prompt token count of the last request
+	prevSlot   int // the tokens the server's cache slot held after the last request
 	// tokenHistory is true when earlier assistant turns go to the server
 	// as their generated ids; idSpans are where they lie in the prompt.
 	tokenHistory bool

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -182,15 +183,28 @@ func (s *Session) newStep(turn int) Step {
 
 // notePrompt records the prompt's identity and warns when it no longer
 // extends the previous one, since the server's cache ends where it differs.
+// A prompt that extends the previous one is compared and hashed only where
+// it is new: the previous prompt is a prefix of it (the transcript appends
+// to the same bytes, so the comparison finds them identical at once) and
+// the hash state carries over.
 func (s *Session) notePrompt(st *Step, key string) {
-	sum := sha256.Sum256([]byte(key))
-	st.PromptHash, st.PromptLen = hex.EncodeToString(sum[:]), len(key)
-	if s.prevPrompt != "" {
-		if d := s.cfg.Renderer.Diverge(s.prevPrompt, key); d != nil {
-			st.Divergence = d
-			s.notice("prompt prefix diverged at byte %d (want %q, got %q): the server cannot reuse its cache past it", d.Offset, d.Want, d.Got)
+	st.PromptLen = len(key)
+	extends := false
+	if s.prevKey != "" || s.prevRaw != "" {
+		extends = strings.HasPrefix(key, s.prevKey) && strings.HasPrefix(key[len(s.prevKey):], s.prevRaw)
+		if !extends {
+			if d := s.cfg.Renderer.Diverge(s.prevKey+s.prevRaw, key); d != nil {
+				st.Divergence = d
+				s.notice("prompt prefix diverged at byte %d (want %q, got %q): the server cannot reuse its cache past it", d.Offset, d.Want, d.Got)
+			}
 		}
 	}
+	if !extends || s.keyHash == nil {
+		s.keyHash, s.prevKey = sha256.New(), ""
+	}
+	io.WriteString(s.keyHash, key[len(s.prevKey):])
+	st.PromptHash = hex.EncodeToString(s.keyHash.Sum(nil))
+	s.prevKey, s.prevRaw = key, ""
 }
 
 // generation is one model reply as it streams: the parser's events become
@@ -354,9 +368,9 @@ func (s *Session) addReply(st *Step, key string, resp backend.Response, err erro
 	}
 	s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: st.Content, ToolCalls: st.Calls, Raw: st.Raw}, Tokens: ids})
 	if s.cfg.Mode == backend.ModeChat {
-		s.prevPrompt = chatKeyAfter(key, st.Raw)
+		s.prevKey, s.prevRaw = key, chatKeyAfter("", st.Raw)
 	} else {
-		s.prevPrompt = key + st.Raw
+		s.prevKey, s.prevRaw = key, st.Raw
 	}
 }
 

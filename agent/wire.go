@@ -31,6 +31,10 @@ type RendererOptions struct {
 	// in its KV cache while the transcript lacks them, so the next turn
 	// could not reuse the cache up to the end of the reply.
 	StopAfterCall bool
+	// VerifyEvery, above 0, renders every VerifyEvery-th raw-mode turn in
+	// full as well and fails it when the incremental rendering differs
+	// (render.SessionConfig.VerifyEvery; a debugging aid).
+	VerifyEvery int
 }
 
 // renderer is the Renderer of package render, templates and parse.
@@ -189,7 +193,8 @@ func (r *renderer) Transcript(sys System) (Transcript, error) {
 	if len(tools) == 0 {
 		tools = nil
 	}
-	s, err := render.NewSession(render.SessionConfig{Family: r.fam, Format: r.format, System: sys.Text, Tools: tools, Now: sys.Now, Verbatim: r.opts.Verbatim})
+	s, err := render.NewSession(render.SessionConfig{Family: r.fam, Format: r.format, System: sys.Text, Tools: tools, Now: sys.Now, Verbatim: r.opts.Verbatim,
+		VerifyEvery: r.opts.VerifyEvery})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -206,6 +211,8 @@ type transcript struct {
 	fed  int            // history messages given to s
 	sent []chat.Message // chat mode: the last list sent
 	seen int            // chat mode: history messages covered by sent
+	// prepared is what the chat-mode requests share (catalog, markers).
+	prepared *render.Prepared
 }
 
 func (t *transcript) Prompt(hist []Msg) (string, error) {
@@ -251,6 +258,14 @@ func (t *transcript) Messages(hist []Msg) ([]chat.Message, error) {
 			break
 		}
 	}
+	if t.prepared == nil {
+		p, err := render.Prepare(req)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		t.prepared = p
+	}
+	req.Prepared = t.prepared
 	out, err := render.ChatMessages(req)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)

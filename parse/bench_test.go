@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/model/parsers"
@@ -372,48 +371,6 @@ func TestMemoryBounded(t *testing.T) {
 // slow ones, while alternate ops meet the same drift.
 func BenchmarkPairedWithOllama(b *testing.B) {
 	for _, in := range vsOllamaCases(b) {
-		b.Run(in.ours+"/"+in.input+"chunk4", func(b *testing.B) {
-			p, err := New(in.ours, Options{Tools: in.tools})
-			if err != nil {
-				b.Fatal(err)
-			}
-			tools := ollamaTools(b, in.tools)
-			ours, theirs := 0, 0
-			emit := func(e Event) {
-				if e.Type == EventCall {
-					ours++
-				}
-			}
-			var tOurs, tTheirs time.Duration
-			b.ResetTimer()
-			for range b.N {
-				t0 := time.Now()
-				for i := 0; i < len(in.text); i += 4 {
-					p.Feed(in.text[i:min(i+4, len(in.text))], emit)
-				}
-				p.Close(emit)
-				t1 := time.Now()
-				op := parsers.ParserForName(in.ollama)
-				op.Init(tools, nil, &api.ThinkValue{Value: false})
-				for i := 0; i < len(in.text); i += 4 {
-					end := min(i+4, len(in.text))
-					_, _, cs, err := op.Add(in.text[i:end], end == len(in.text))
-					if err != nil {
-						b.Fatal(err)
-					}
-					theirs += len(cs)
-				}
-				t2 := time.Now()
-				tOurs += t1.Sub(t0)
-				tTheirs += t2.Sub(t1)
-			}
-			b.StopTimer()
-			if ours != theirs || ours == 0 {
-				b.Fatalf("%d calls parsed by ours, %d by Ollama's", ours, theirs)
-			}
-			b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "ours-ns/op")
-			b.ReportMetric(float64(tTheirs.Nanoseconds())/float64(b.N), "ollama-ns/op")
-			b.ReportMetric(float64(tTheirs)/float64(tOurs), "x")
-		})
+		b.Run(in.ours+"/"+in.input+"chunk4", func(b *testing.B) { benchPaired(b, in, chunksOf(in.text, 4), false) })
 	}
 }

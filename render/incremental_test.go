@@ -2,7 +2,9 @@ package render_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -144,11 +146,17 @@ func (p sessionPair) prompt(t *testing.T, what string, reminders ...string) bool
 	return true
 }
 
-// TestWindowMatchesFullRandom plays 1,000 random tool sessions, each in a
-// template picked at random, through a window and in full, and requires
-// every prompt to be byte-identical.
-func TestWindowMatchesFullRandom(t *testing.T) {
+// TestWindowMatchesFull plays sessions through a window and in full, and
+// requires every prompt to be byte-identical: 1,000 random tool sessions,
+// each in a template picked at random, and every conformance conversation
+// in every template.
+func TestWindowMatchesFull(t *testing.T) {
 	cases := windowCases(t)
+	t.Run("random", func(t *testing.T) { windowRandom(t, cases) })
+	t.Run("conformance", func(t *testing.T) { windowConformance(t, cases) })
+}
+
+func windowRandom(t *testing.T, cases []windowCase) {
 	tools := benchTools(t, 6)
 	rng := rand.New(rand.NewSource(21))
 	compared := 0
@@ -198,10 +206,9 @@ func TestWindowMatchesFullRandom(t *testing.T) {
 	}
 }
 
-// TestWindowMatchesFullConformance plays every conversation of the
-// conformance set as a session in every template of the set, through a
-// window and in full.
-func TestWindowMatchesFullConformance(t *testing.T) {
+// windowConformance plays every conversation of the conformance set as a
+// session in every template of the set.
+func windowConformance(t *testing.T, cases []windowCase) {
 	data, err := os.ReadFile(filepath.Join("..", "templates", "testdata", "conformance", "conversations.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +224,7 @@ func TestWindowMatchesFullConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	compared := 0
-	for _, c := range windowCases(t) {
+	for _, c := range cases {
 		for _, conv := range doc.Conversations {
 			body, _ := json.Marshal(map[string]json.RawMessage{"messages": conv.Messages, "tools": conv.Tools})
 			cv, err := chat.ParseConversation(body)
@@ -277,4 +284,74 @@ func playConversation(t *testing.T, c windowCase, id string, conv chat.Conversat
 		compared++
 	}
 	return compared
+}
+
+// TestVerifyEvery checks the run-time check: a template forced through a
+// window it does not render alike (Mistral's catalog sits by the last user
+// message) fails the turn with an *IncrementalMismatch, and one that does
+// (qwen3) passes every checked turn.
+func TestVerifyEvery(t *testing.T) {
+	tools := benchTools(t, 5)
+	for _, c := range []struct {
+		family   string
+		mismatch bool
+	}{{"qwen3", false}, {"mistral-small3", true}} {
+		f, err := templates.Lookup(c.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := render.NewSessionWindowed(render.SessionConfig{Family: f, Tools: tools, Now: benchNow, VerifyEvery: 1}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.AddUser("First question.")
+		var got error
+		for turn := 0; turn < 8 && got == nil; turn++ {
+			if _, got = s.Prompt(); got != nil {
+				break
+			}
+			s.AddAssistant(fmt.Sprintf("Answer %d.", turn), nil)
+			s.AddUser(fmt.Sprintf("Question %d.", turn))
+		}
+		var mm *render.IncrementalMismatch
+		if errors.As(got, &mm) != c.mismatch {
+			t.Errorf("%s: got %v, want a mismatch: %v", c.family, got, c.mismatch)
+		}
+	}
+}
+
+// TestPreparedChatMessages checks that prepared requests give the same
+// chat-mode list as unprepared ones, in a family's native format and in a
+// prompted one.
+func TestPreparedChatMessages(t *testing.T) {
+	tools := benchTools(t, 4)
+	for _, c := range []struct{ family, format string }{{"qwen3", "hermes"}, {"qwen3", "xml"}, {"gpt-oss", ""}, {"llama3.1", "json"}} {
+		f, err := templates.Lookup(c.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		format := c.format
+		if format == "" {
+			format = f.DefaultFormat
+		}
+		msgs, err := chatConversation(tools, format, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := render.Request{Family: f, Format: c.format, Tools: tools, Messages: msgs, Now: benchNow, Reminders: []string{"r"}}
+		want, err := render.ChatMessages(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Prepared, err = render.Prepare(req); err != nil {
+			t.Fatal(err)
+		}
+		got, err := render.ChatMessages(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s/%s: prepared differs (-unprepared +prepared):\n%s", c.family, format, d)
+		}
+	}
 }

@@ -30,23 +30,36 @@ type Request struct {
 	// Verbatim turns framing safety off: untrusted text goes in as is, and
 	// the output is byte-identical to the official template.
 	Verbatim bool
-
-	// tools is what a Session computed once from Tools (nil: compute it).
-	tools *toolCache
+	// Prepared, when set, is Prepare's result for the same Family, Format
+	// and Tools: what depends only on them, computed once for the
+	// requests of a session rather than on each.
+	Prepared *Prepared
 }
 
-// toolCache is what depends only on a session's tools and format, so a
-// session computes it once rather than on every turn.
-type toolCache struct {
+// Prepared is what depends only on a request's family, format and tools:
+// the tool set the template reads, the catalog text, the safety markers.
+// It is never written after Prepare and is safe for concurrent use.
+type Prepared struct {
 	format string
 	set    *templates.ToolSet // nil when no tools are offered
-	// catalog is the catalog text of a prompted format ("" in the native one).
+	// catalog is the catalog text, when hasCatalog (a format this package
+	// writes, and tools offered).
 	catalog     string
+	hasCatalog  bool
 	userMarkers []string
 }
 
-func newToolCache(req Request, format string) (*toolCache, error) {
-	c := &toolCache{format: format, userMarkers: Markers(req.Family, format, req.Tools)}
+// Prepare computes what a session's requests share (Request.Prepared).
+func Prepare(req Request) (*Prepared, error) {
+	format, err := resolveFormat(req)
+	if err != nil {
+		return nil, err
+	}
+	return newPrepared(req, format)
+}
+
+func newPrepared(req Request, format string) (*Prepared, error) {
+	c := &Prepared{format: format, userMarkers: Markers(req.Family, format, req.Tools)}
 	if req.Tools == nil {
 		return c, nil
 	}
@@ -54,10 +67,13 @@ func newToolCache(req Request, format string) (*toolCache, error) {
 	if c.set, err = templates.NewToolSet(req.Tools); err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
-	if format != req.Family.NativeFormat && len(req.Tools) > 0 {
+	// Chat mode writes the catalog as text in any format this package
+	// writes, the family's native one included.
+	if len(req.Tools) > 0 && checkFormat(format) == nil {
 		if c.catalog, err = Catalog(format, req.Tools); err != nil {
 			return nil, err
 		}
+		c.hasCatalog = true
 	}
 	return c, nil
 }
@@ -75,8 +91,8 @@ func Prompt(req Request) (string, error) {
 		return "", err
 	}
 	in := templates.Input{Messages: p.msgs, Tools: p.tools, AddGenerationPrompt: !req.NoGenerationPrompt, Now: req.Now}
-	if p.native && req.tools != nil {
-		in.ToolSet = req.tools.set
+	if p.native && req.Prepared != nil {
+		in.ToolSet = req.Prepared.set
 	}
 	return req.Family.Render(in)
 }
@@ -145,8 +161,8 @@ func prepareText(req Request) (prepared, error) {
 		return prepared{}, err
 	}
 	catalog := func() (string, error) { return Catalog(format, req.Tools) }
-	if req.tools != nil && req.tools.format == format {
-		catalog = func() (string, error) { return req.tools.catalog, nil }
+	if req.Prepared != nil && req.Prepared.format == format && req.Prepared.hasCatalog {
+		catalog = func() (string, error) { return req.Prepared.catalog, nil }
 	}
 	msgs, err := textMessages(safeMessages(req, format), format, len(req.Tools) > 0, catalog)
 	if err != nil {
@@ -169,8 +185,8 @@ func safeMessages(req Request, format string) []chat.Message {
 		return out
 	}
 	var userMarkers []string
-	if req.tools != nil && req.tools.format == format {
-		userMarkers = req.tools.userMarkers
+	if req.Prepared != nil && req.Prepared.format == format {
+		userMarkers = req.Prepared.userMarkers
 	} else {
 		userMarkers = Markers(req.Family, format, req.Tools)
 	}

@@ -42,7 +42,7 @@ type SessionConfig struct {
 type Session struct {
 	cfg      SessionConfig
 	format   string
-	tools    *toolCache
+	tools    *Prepared
 	window   bool // render tails from a window of the history (Incremental)
 	msgs     []chat.Message
 	prompt   strings.Builder // only ever appended to: each prompt is a prefix of the next
@@ -71,7 +71,7 @@ func newSession(cfg SessionConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := newToolCache(req, format)
+	tools, err := newPrepared(req, format)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ var ErrNoReply = errors.New("render: session: the model's reply to the previous 
 // of the new part (or, after tool results only, at the end of the results)
 // and are never stored: they belong to this turn only.
 func (s *Session) Prompt(reminders ...string) (string, error) {
-	req := Request{Family: s.cfg.Family, Format: s.format, Tools: s.cfg.Tools, Now: s.cfg.Now, Verbatim: s.cfg.Verbatim, tools: s.tools}
+	req := Request{Family: s.cfg.Family, Format: s.format, Tools: s.cfg.Tools, Now: s.cfg.Now, Verbatim: s.cfg.Verbatim, Prepared: s.tools}
 	if s.prompt.Len() == 0 {
 		req.Messages = s.msgs
 		req.Reminders = reminders
@@ -190,7 +190,7 @@ func (s *Session) tail(req Request, window bool, reply chat.Message, newMsgs []c
 	native := fam.NativeFormat != "" && s.format == fam.NativeFormat
 	rest := append([]chat.Message(nil), newMsgs...)
 	if !req.Verbatim {
-		rest = safeMessages(Request{Family: fam, Tools: req.Tools, Messages: rest, tools: req.tools}, s.format)
+		rest = safeMessages(Request{Family: fam, Tools: req.Tools, Messages: rest, Prepared: req.Prepared}, s.format)
 	}
 	// Reminders are added after the safety pass (it would break their tags)
 	// and only into the new part: what was sent is never rewritten.
@@ -217,12 +217,12 @@ func (s *Session) tail(req Request, window bool, reply chat.Message, newMsgs []c
 	head, recent := s.msgs[:s.rendered], []chat.Message(nil)
 	if window {
 		head, recent = windowOf(head)
-		if native && req.tools != nil && req.tools.set != nil {
+		if native && req.Prepared != nil && req.Prepared.set != nil {
 			// The catalog is rendered before the reply: the tail needs
 			// tools offered, not which (the probe checks it too).
-			cache := *req.tools
+			cache := *req.Prepared
 			cache.set = cache.set.First()
-			req.tools = &cache
+			req.Prepared = &cache
 		}
 	}
 	conv := make([]chat.Message, 0, len(head)+len(recent)+1+len(rest))

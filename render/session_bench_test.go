@@ -195,7 +195,8 @@ func chatConversation(tools []chat.Tool, format string, turns int) ([]chat.Messa
 
 // BenchmarkChatMessages measures a chat-mode turn: the message list for a
 // chat endpoint at turn N (catalog in the system message, calls as the
-// model wrote them, results as user messages), as the agent builds it.
+// model wrote them, results as user messages), as the agent builds it:
+// what depends only on the tools prepared once (render.Prepare).
 func BenchmarkChatMessages(b *testing.B) {
 	fam, err := templates.Lookup("qwen3")
 	if err != nil {
@@ -209,10 +210,14 @@ func BenchmarkChatMessages(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				req := render.Request{Family: fam, Format: "hermes", Tools: tools, Messages: msgs, Now: benchNow}
+				if req.Prepared, err = render.Prepare(req); err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if _, err := render.ChatMessages(render.Request{Family: fam, Format: "hermes", Tools: tools, Messages: msgs, Now: benchNow}); err != nil {
+					if _, err := render.ChatMessages(req); err != nil {
 						b.Fatal(err)
 					}
 				}
