@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
@@ -129,8 +127,10 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 // A run with error cases, or endpoints that stopped, writes everything it
 // has and then fails with one line per stopped endpoint and a count.
 func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sig := watchInterrupts(c.App.ErrWriter, commandPath(c))
+	defer sig.stop()
+	ctx, end := sig.work(c.Context)
+	defer end()
 	driver, err := newAgentDriver(ctx, c, lr.endpoints)
 	if err != nil {
 		return bench.Summary{}, err
@@ -161,8 +161,8 @@ func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
 		}
 	}
 	if res.Interrupted {
-		return s, cli.Exit(fmt.Sprintf("bench: interrupted after %d new cases (%d before); results and reports are in %s; continue with --resume",
-			res.Done, res.Skipped, out), 130)
+		return s, cli.Exit(fmt.Sprintf("%s: interrupted; %d results kept in %s (%d new); continue with --resume --out %s",
+			commandPath(c), res.Done+res.Skipped, out, res.Done, out), exitInterrupted)
 	}
 	return s, runFailure(c, res, out)
 }
