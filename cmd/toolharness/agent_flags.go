@@ -163,6 +163,9 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	if err != nil {
 		return nil, err
 	}
+	if c.String("mode") == string(backend.ModeRaw) && !b.Capabilities().Raw {
+		return nil, usageError(c, "--mode raw: with --quirks ollama the server takes chat requests only (Ollama's /v1/completions applies the model's template): pass --mode chat")
+	}
 	// The template flags are files and names: checked before the probe.
 	hasTools := len(c.StringSlice("tools"))+len(c.StringSlice("mcp")) > 0 || c.Bool("task") || c.String("skills") != ""
 	if c.String("chat-template") == "-" {

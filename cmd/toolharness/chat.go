@@ -90,7 +90,7 @@ func chatLoop(c *cli.Context, sig *interrupts) error {
 		if c.Bool("json") {
 			rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
 			if err != nil {
-				rec.Error = oneLineError(c, err)
+				rec.Error = explainError(c, err)
 			}
 			if werr := writeJSONLine(stdout, rec); werr != nil {
 				return cli.Exit("chat: "+werr.Error(), exitHarnessError)
@@ -99,13 +99,13 @@ func chatLoop(c *cli.Context, sig *interrupts) error {
 		switch {
 		case err == nil:
 		case errors.Is(err, agent.ErrLimit):
-			fmt.Fprintf(stderr, "toolharness: message %d: %v; the session goes on\n", n, err)
+			fmt.Fprintf(stderr, "toolharness: message %d: %s; the session goes on\n", n, explainError(c, err))
 		case reach.FromError(err, c.String("backend"), serverHost(c)) != nil:
 			// Every later message would fail the same way.
-			return cli.Exit(fmt.Sprintf("chat: message %d: %s; the session ends", n, oneLineError(c, err)), exitHarnessError)
+			return cli.Exit(fmt.Sprintf("chat: message %d: %s; the session ends", n, explainError(c, err)), exitHarnessError)
 		default:
 			failed++
-			fmt.Fprintf(stderr, "toolharness: message %d: %v\n", n, err)
+			fmt.Fprintf(stderr, "toolharness: message %d: %s\n", n, explainError(c, err))
 		}
 		switch {
 		case c.Bool("json"):

@@ -112,7 +112,8 @@ func modelFamily(ctx context.Context, srv serverRef, model string, tools bool, e
 	case "llamacpp":
 		return llamacppFamily(ctx, srv, tools, errw)
 	}
-	return templates.Family{}, fmt.Errorf("the %s backend does not say which chat template %s has: pass --template FAMILY or --chat-template FILE", srv.kind, model)
+	return templates.Family{}, fmt.Errorf("%s does not say which chat template %s has, and toolharness renders the prompt and the tool catalog with it: pass --template FAMILY (see toolharness templates list) or --chat-template FILE",
+		reach.ServerName(srv.kind), model)
 }
 
 func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
@@ -128,6 +129,10 @@ func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.W
 	show, serr := api.NewClient(u, &http.Client{}).Show(ctx, &api.ShowRequest{Model: model})
 	if re := reach.FromError(serr, "ollama", host); re != nil {
 		return templates.Family{}, re
+	}
+	var se api.StatusError
+	if errors.As(serr, &se) && se.StatusCode == http.StatusNotFound {
+		return templates.Family{}, &modelNotFoundError{kind: "ollama", host: host, model: model, err: serr}
 	}
 	if serr != nil {
 		return templates.Family{}, fmt.Errorf("cannot read the chat template of %s (%s; /api/show: %v): pass --template FAMILY or --chat-template FILE", model, why, serr)

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/agent"
-	"github.com/toolharness/toolharness/internal/reach"
 )
 
 // Exit statuses of run and chat.
@@ -88,7 +87,7 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 	if asJSON {
 		rec := chatRecord{Message: task, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
 		if err != nil {
-			rec.Error = oneLineError(c, err)
+			rec.Error = explainError(c, err)
 		}
 		if werr := writeJSONLine(stdout, rec); werr != nil {
 			return cli.Exit("run: "+werr.Error(), exitHarnessError)
@@ -105,7 +104,7 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 		fmt.Fprintln(stdout, ex.Answer)
 	}
 	if err != nil {
-		return cli.Exit("run: "+err.Error(), exitLimit)
+		return cli.Exit("run: "+explainError(c, err), exitLimit)
 	}
 	return nil
 }
@@ -142,13 +141,6 @@ func commandError(c *cli.Context, err error) error {
 	if errors.As(err, &ec) {
 		return err
 	}
-	return cli.Exit(commandPath(c)+": "+oneLineError(c, err), exitHarnessError)
+	return cli.Exit(commandPath(c)+": "+explainError(c, err), exitHarnessError)
 }
 
-// oneLineError shortens a server that cannot be reached to reach's line.
-func oneLineError(c *cli.Context, err error) string {
-	if re := reach.FromError(err, c.String("backend"), serverHost(c)); re != nil {
-		return re.Error()
-	}
-	return err.Error()
-}

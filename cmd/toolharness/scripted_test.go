@@ -36,7 +36,17 @@ type scriptedOllama struct {
 }
 
 func newScriptedOllama(t *testing.T, replies ...string) *scriptedOllama {
-	s := &scriptedOllama{replies: replies, stalled: make(chan struct{}, 8)}
+	return startScripted(t, &scriptedOllama{replies: replies})
+}
+
+// newFailingOllama answers every generation, and /api/show, with status
+// and the error message, as Ollama answers for a model it does not have.
+func newFailingOllama(t *testing.T, status int, message string) *scriptedOllama {
+	return startScripted(t, &scriptedOllama{status: status, message: message})
+}
+
+func startScripted(t *testing.T, s *scriptedOllama) *scriptedOllama {
+	s.stalled = make(chan struct{}, 8)
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -56,6 +66,11 @@ func (s *scriptedOllama) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "Ollama is running")
 		return
 	case "/api/show":
+		if s.status != 0 { // set before the server started
+			w.WriteHeader(s.status)
+			json.NewEncoder(w).Encode(map[string]string{"error": s.message})
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{"model_info": map[string]any{
 			"general.architecture": "llama", "llama.context_length": 8192}})
 		return
