@@ -143,4 +143,3 @@ func commandError(c *cli.Context, err error) error {
 	}
 	return cli.Exit(commandPath(c)+": "+explainError(c, err), exitHarnessError)
 }
-
