@@ -29,6 +29,9 @@ type Step struct {
 	Constrained bool              `json:"constrained,omitempty"`
 	PromptHash  string            `json:"prompt_sha256"`
 	PromptLen   int               `json:"prompt_bytes"`
+	// Prompt is the whole prompt (the raw text, or the chat messages as
+	// JSON) with Config.TracePrompts.
+	Prompt string `json:"prompt,omitempty"`
 	Raw         string            `json:"raw"`
 	Content     string            `json:"content"`
 	Answer      string            `json:"answer,omitempty"`
@@ -177,6 +180,9 @@ func (s *Session) newStep(turn int) Step {
 func (s *Session) notePrompt(st *Step, key string) {
 	sum := sha256.Sum256([]byte(key))
 	st.PromptHash, st.PromptLen = hex.EncodeToString(sum[:]), len(key)
+	if s.cfg.TracePrompts {
+		st.Prompt = key
+	}
 	if s.prevPrompt != "" {
 		if d := s.cfg.Renderer.Diverge(s.prevPrompt, key); d != nil {
 			st.Divergence = d

@@ -44,6 +44,8 @@ func agentFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "generations per user message before giving up"},
 		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "generations after model mistakes (bad calls, missing calls) per user message"},
 		&cli.StringFlag{Name: "trace", Usage: "write one JSON line per generation to `FILE`"},
+		tracePromptsFlag(),
+		showPromptFlag(),
 		&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve every side-effecting tool call"},
 		&cli.BoolFlag{Name: "deny", Usage: "refuse every side-effecting tool call"},
 		&cli.IntFlag{Name: "num-ctx", Usage: "context window to request (Ollama num_ctx); 0 lets the backend size it"},
@@ -109,6 +111,9 @@ func checkAgentFlags(c *cli.Context) error {
 	if err := checkFileArg(c.String("instructions")); err != nil {
 		return usageError(c, "--instructions %v", err)
 	}
+	if c.Bool("trace-prompts") && c.String("trace") == "" {
+		return usageError(c, "--trace-prompts: give --trace FILE for the prompts to go in")
+	}
 	if f := c.String("trace"); f != "" {
 		// The file is created when the session starts; its folder must be there.
 		if fi, err := os.Stat(filepath.Dir(f)); err != nil || !fi.IsDir() {
@@ -163,6 +168,12 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	if err != nil {
 		return nil, err
 	}
+	showing, closeShown, err := promptShowing(c)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeShown)
+	b = showing(b)
 	if c.String("mode") == string(backend.ModeRaw) && !b.Capabilities().Raw {
 		return nil, usageError(c, "--mode raw: with --quirks ollama the server takes chat requests only (Ollama's /v1/completions applies the model's template): pass --mode chat")
 	}
@@ -225,7 +236,7 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			return nil, fmt.Errorf("--trace %s: %w", f, unwrapPath(err))
 		}
 		s.closers = append(s.closers, tf.Close)
-		cfg.Trace = tf
+		cfg.Trace, cfg.TracePrompts = tf, c.Bool("trace-prompts")
 	}
 	if s.Session, err = agent.New(ctx, cfg); err != nil {
 		return nil, err

@@ -41,6 +41,7 @@ func liveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "stall-timeout", Value: 2 * time.Minute, Usage: "fail a generation that receives nothing for this long"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the results in --out without repeating finished cases"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
+		showPromptFlag(),
 	}
 }
 
@@ -230,11 +231,16 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 	if seed := c.Int("seed"); seed >= 0 {
 		d.Options.Seed = &seed
 	}
+	showing, _, err := promptShowing(c)
+	if err != nil {
+		return nil, err
+	}
 	for _, ep := range eps {
 		b, err := newBackend(c.String("backend"), ep.URL, c.Duration("stall-timeout"))
 		if err != nil {
 			return nil, err
 		}
+		b = showing(b)
 		if d.Constrained && !b.Capabilities().Constrain {
 			return nil, fmt.Errorf("bench: --constrained: the %s backend at %s cannot constrain output", c.String("backend"), ep.URL)
 		}
