@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +25,7 @@ import (
 
 // chatTemplateFlag is --chat-template FILE: the model's own chat template.
 func chatTemplateFlag() cli.Flag {
-	return &cli.StringFlag{Name: "chat-template", Usage: "the model's own chat template: a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder or a .gguf (- = stdin for render and templates show); " +
+	return &cli.StringFlag{Name: "chat-template", Usage: "the model's own chat template: a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder, a .gguf (- = stdin for render and templates show), or an Ollama model `NAME` on --host; " +
 		"default: read from the server (the Ollama model's GGUF, llama.cpp /props)"}
 }
 
@@ -40,6 +42,9 @@ func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, e
 		return templates.Family{}, errors.New("--template and --chat-template exclude each other: a family or the model's own template")
 	case name != "":
 		return templates.Lookup(name)
+	case isModelName(file):
+		f, err := ollamaFamily(c.Context, serverHost(c), file, tools, errw)
+		return f, modelArgError(file, serverHost(c), err)
 	case file != "":
 		t, err := source.Load(file, source.Options{Tools: tools, Stdin: c.App.Reader})
 		if err != nil {
@@ -221,4 +226,62 @@ func showLoadedTemplate(c *cli.Context) error {
 	}
 	_, err = fmt.Fprintf(w, "# template\n%s", f.Source())
 	return err
+}
+
+// isModelName reports whether a template argument (--chat-template,
+// templates inspect's FILE) names an Ollama model rather than a file: no
+// file has that name and it has none of a template file's extensions.
+func isModelName(arg string) bool {
+	if arg == "" || arg == "-" {
+		return false
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".jinja", ".j2", ".json", ".gguf", ".txt", ".tmpl":
+		return false
+	}
+	return true
+}
+
+// modelArgError says, for a template argument that is no file, that it
+// was looked up as a model and what came of it.
+func modelArgError(arg, host string, err error) error {
+	var mnf *modelNotFoundError
+	var re *reach.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &mnf):
+		return fmt.Errorf("%s: no such file, and Ollama at %s has no model of that name (ollama pull %s to fetch it)", arg, host, arg)
+	case errors.As(err, &re):
+		return fmt.Errorf("%s: no such file, and %s to look it up as a model (--host)", arg, re.Error())
+	}
+	return fmt.Errorf("%s (an Ollama model on %s): %w", arg, host, err)
+}
+
+// modelTemplate loads an Ollama model's own chat template (from its
+// GGUF, which the local server's models folder holds), for the commands
+// that need the Jinja template itself (templates inspect).
+func modelTemplate(c *cli.Context, model string) (*templates.Jinja, error) {
+	host := serverHost(c)
+	t, err := source.FromOllama(host, model, source.Options{Tools: true})
+	if err != nil {
+		// Say whether the server has the model at all.
+		if _, ferr := ollamaFamily(c.Context, host, model, true, io.Discard); ferr != nil {
+			return nil, modelArgError(model, host, ferr)
+		}
+		return nil, fmt.Errorf("%s: the model's own chat template cannot be read here (%w)", model, err)
+	}
+	return t.Compile()
+}
+
+// inspectedTemplate is templates inspect's argument: a template file, or
+// an Ollama model's own template (isModelName).
+func inspectedTemplate(c *cli.Context, arg string) (*templates.Jinja, error) {
+	if isModelName(arg) {
+		return modelTemplate(c, arg)
+	}
+	return loadChatTemplateFile(arg, c.App.Reader)
 }

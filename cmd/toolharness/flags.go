@@ -151,9 +151,26 @@ func withConventions(cmds []*cli.Command) {
 					return usageError(c, "--%s is required", name)
 				}
 			}
-			return action(c)
+			return withCommand(c, action(c))
 		}
 	}
+}
+
+// withCommand gives a command's failure its one prefix, the command's
+// name, and says the cause in the user's terms (explainError). An exit
+// error is already the command's line; a message that already starts
+// with the command (or its group: "bench") keeps the prefix it has.
+func withCommand(c *cli.Context, err error) error {
+	var ec cli.ExitCoder
+	if err == nil || errors.As(err, &ec) {
+		return err
+	}
+	msg, name := explainError(c, err), commandPath(c)
+	group, _, _ := strings.Cut(name, " ")
+	if name == "" || strings.HasPrefix(msg, name+": ") || strings.HasPrefix(msg, group+": ") {
+		return cli.Exit(msg, exitHarnessError)
+	}
+	return cli.Exit(name+": "+msg, exitHarnessError)
 }
 
 // takeRequired clears the Required mark of flags and returns their names:

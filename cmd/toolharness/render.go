@@ -18,7 +18,7 @@ func renderCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "render",
 		Usage:     "print the exact prompt a template renders",
-		UsageText: "toolharness render (--template NAME | --chat-template FILE) [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
+		UsageText: "toolharness render (--template NAME | --chat-template FILE|MODEL) [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
 		Description: `Prints the exact prompt text (raw mode), special tokens and BOS text included, and nothing else.
 Without --format the family's native tool format is used and the output matches the official
 chat template. Untrusted text (user messages, tool results) is made framing-safe: control tokens
@@ -42,7 +42,8 @@ Examples:
    toolharness render --template llama3.2 --mode chat --messages conv.json
    echo '[{"role":"user","content":"hi"}]' | toolharness render --template qwen3 --messages -
    toolharness render --chat-template ./GLM-4.5/ --messages conv.json --tools tools.json
-   toolharness render --chat-template model.gguf --messages conv.json`,
+   toolharness render --chat-template model.gguf --messages conv.json
+   toolharness render --chat-template qwen2.5:7b --host http://127.0.0.1:11434 --messages conv.json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "template family (see toolharness templates list); or --chat-template"},
 			chatTemplateFlag(),
@@ -54,6 +55,7 @@ Examples:
 			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety: byte-identical to the official template"},
 			&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (the prompt string) or chat (the message list, as JSON)"},
 			&cli.StringSliceFlag{Name: "reminder", Usage: "a <system-reminder> for the newest user message (repeatable)"},
+			hostFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := promptFormat(c, "format", c.String("format")); err != nil {

@@ -19,10 +19,11 @@ func templatesInspectCommand() *cli.Command {
 		Name:      "inspect",
 		Usage:     "learn how a chat template writes tool calls, by rendering probe conversations through it",
 		ArgsUsage: "FILE",
-		UsageText: `toolharness templates inspect [--json] FILE
+		UsageText: `toolharness templates inspect [--json] [--host URL] FILE|MODEL
 
 FILE is a chat template (.jinja, or - for standard input), a Hugging Face tokenizer_config.json or model
-folder, or a .gguf file (its tokenizer.chat_template and BOS/EOS tokens). The template is rendered
+folder, or a .gguf file (its tokenizer.chat_template and BOS/EOS tokens); a name that is no file is an
+Ollama model on --host, whose own template is read from its GGUF. The template is rendered
 (with toolharness' Jinja engine, configured as transformers configures Jinja2) on probe conversations —
 no tools and tools, one call and two, a turn with reasoning — and the renders are diffed to learn where
 the catalog goes, how a call is written, the reasoning markers and the end-of-turn strings. When the
@@ -35,8 +36,9 @@ the parser before the model's output.
 Examples:
    toolharness templates inspect chat_template.jinja
    toolharness templates inspect --json ~/models/Qwen3-8B/
-   toolharness templates inspect model.gguf`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}},
+   toolharness templates inspect model.gguf
+   toolharness templates inspect qwen2.5:7b`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}, hostFlag()},
 		Action: func(c *cli.Context) error {
 			if err := maxArgs(c, 1); err != nil {
 				return err
@@ -45,7 +47,7 @@ Examples:
 				return usageError(c, "give one template file (.jinja, -, tokenizer_config.json, a model folder or .gguf)")
 			}
 			path := c.Args().First()
-			tmpl, err := loadChatTemplateFile(path, c.App.Reader)
+			tmpl, err := inspectedTemplate(c, path)
 			if err != nil {
 				return err
 			}
