@@ -78,7 +78,7 @@ type Config struct {
 	// TracePrompts keeps each generation's whole prompt in its trace
 	// line (Step.Prompt), not only its hash and size.
 	TracePrompts bool
-	Hooks Hooks
+	Hooks        Hooks
 	// Clock is the session's clock (default time.Now).
 	Clock func() time.Time
 }
