@@ -20,33 +20,30 @@ import (
 // as written); Answer is its content parts alone, what a front end shows
 // (Answer of the events), and Reasoning its reasoning parts.
 type Step struct {
-	Exchange    int          `json:"exchange"`
-	Step        int          `json:"step"`
-	Turn        int          `json:"turn"`
-	Time        time.Time    `json:"time"`
-	Mode        backend.Mode `json:"mode"`
-	Format      string       `json:"format"`
-	Constrained bool         `json:"constrained,omitempty"`
-	PromptHash  string       `json:"prompt_sha256"`
-	PromptLen   int          `json:"prompt_bytes"`
-	// Prompt is the whole prompt (the raw text, or the chat messages as
-	// JSON) with Config.TracePrompts.
-	Prompt     string            `json:"prompt,omitempty"`
-	Raw        string            `json:"raw"`
-	Content    string            `json:"content"`
-	Answer     string            `json:"answer,omitempty"`
-	Reasoning  string            `json:"reasoning,omitempty"`
-	Events     []Event           `json:"events,omitempty"`
-	Calls      []chat.ToolCall   `json:"-"`
-	Results    []chat.ToolResult `json:"-"`
-	Ran        []string          `json:"ran,omitempty"` // IDs of calls whose handler ran
-	Mistakes   []Mistake         `json:"mistakes,omitempty"`
-	Attempts   int               `json:"attempts"` // 1 + retries after faults with nothing consumed
-	Fault      string            `json:"fault,omitempty"`
-	StopReason string            `json:"stop_reason,omitempty"`
-	Usage      backend.Usage     `json:"-"`
-	Duration   time.Duration     `json:"-"`
-	Divergence *Divergence       `json:"divergence,omitempty"`
+	Exchange    int               `json:"exchange"`
+	Step        int               `json:"step"`
+	Turn        int               `json:"turn"`
+	Time        time.Time         `json:"time"`
+	Mode        backend.Mode      `json:"mode"`
+	Format      string            `json:"format"`
+	Constrained bool              `json:"constrained,omitempty"`
+	PromptHash  string            `json:"prompt_sha256"`
+	PromptLen   int               `json:"prompt_bytes"`
+	Raw         string            `json:"raw"`
+	Content     string            `json:"content"`
+	Answer      string            `json:"answer,omitempty"`
+	Reasoning   string            `json:"reasoning,omitempty"`
+	Events      []Event           `json:"events,omitempty"`
+	Calls       []chat.ToolCall   `json:"-"`
+	Results     []chat.ToolResult `json:"-"`
+	Ran         []string          `json:"ran,omitempty"` // IDs of calls whose handler ran
+	Mistakes    []Mistake         `json:"mistakes,omitempty"`
+	Attempts    int               `json:"attempts"` // 1 + retries after faults with nothing consumed
+	Fault       string            `json:"fault,omitempty"`
+	StopReason  string            `json:"stop_reason,omitempty"`
+	Usage       backend.Usage     `json:"-"`
+	Duration    time.Duration     `json:"-"`
+	Divergence  *Divergence       `json:"divergence,omitempty"`
 	// Shrunk is set when the server counted fewer prompt tokens than for
 	// the previous generation although the prompt only grew: the server
 	// cut the prompt (a context window too small) and its KV cache cannot
@@ -60,6 +57,10 @@ type Step struct {
 	// Reuse is the prompt prefix the server took from its cache, where it
 	// says (token-exact history keeps it at the whole previous request).
 	Reuse *Reuse `json:"reuse,omitempty"`
+
+	// Prompt is the whole prompt (the raw text, or the chat messages as
+	// JSON) with Config.TracePrompts.
+	Prompt string `json:"prompt,omitempty"`
 }
 
 // Shrink is a prompt the server counted shorter than the previous one.
