@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -371,9 +372,33 @@ func readToolsArg(c *cli.Context, what, path string) ([]chat.Tool, error) {
 	}
 	tools, err := chat.ParseTools(data)
 	if err != nil {
+		if lines, ok := toolLines(data); ok {
+			return lines, nil
+		}
 		return nil, fmt.Errorf("%s: %s", displayName(path), userMessage(err))
 	}
 	return tools, nil
+}
+
+// toolLines reads a catalog written one JSON tool per line (what tools
+// list --json writes); ok is false when data is not such a catalog.
+func toolLines(data []byte) ([]chat.Tool, bool) {
+	var tools []chat.Tool
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '{' {
+			return nil, false
+		}
+		ts, err := chat.ParseTools(append(append([]byte("["), line...), ']'))
+		if err != nil {
+			return nil, false
+		}
+		tools = append(tools, ts...)
+	}
+	return tools, len(tools) > 0
 }
 
 // readConversationArg reads a messages file (or "-").

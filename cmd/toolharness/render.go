@@ -49,7 +49,7 @@ Examples:
 			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (" + strings.Join(render.Formats(), ", ") + "; default: the family's native format)"},
 			&cli.StringFlag{Name: "messages", Required: true, Usage: "conversation `FILE` (JSON or YAML; - reads stdin)"},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin)"},
+			catalogFlag(),
 			&cli.BoolFlag{Name: "no-generation-prompt", Usage: "leave out the assistant turn opener"},
 			&cli.StringFlag{Name: "now", Usage: "clock for date-printing templates, RFC3339 or YYYY-MM-DD (default: now)"},
 			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety: byte-identical to the official template"},
@@ -137,8 +137,8 @@ func conversationFlags(c *cli.Context) ([]chat.Message, []chat.Tool, time.Time, 
 		return nil, nil, time.Time{}, err
 	}
 	tools := conv.Tools
-	if path := c.String("tools"); path != "" {
-		if tools, err = readToolsArg(c, "--tools", path); err != nil {
+	if c.IsSet("tools") {
+		if tools, err = localToolsFlag(c); err != nil {
 			return nil, nil, time.Time{}, err
 		}
 	}

@@ -50,7 +50,7 @@ Examples:
 			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (default: the family's native format)"},
 			&cli.StringFlag{Name: "messages", Required: true, Usage: "conversation file (JSON or YAML)"},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML)"},
+			catalogFlag(),
 			&cli.StringFlag{Name: "now", Usage: "clock for date-printing templates, RFC3339 or YYYY-MM-DD (default: now)"},
 			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety in toolharness's rendering"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on the server exchanges"},

@@ -26,11 +26,18 @@ const defaultMCPTimeout = 30 * time.Second
 // every command that loads tools.
 func toolFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash (or builtin:fs+bash), or a catalog `FILE` (JSON/YAML; OpenAI, Anthropic or Gemini shape; - reads stdin); comma-separated or repeated"},
+		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash (or builtin:fs+bash), or a catalog `FILE` (JSON, JSON lines as tools list --json writes, or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin); comma-separated or repeated"},
 		&cli.StringSliceFlag{Name: "mcp", Usage: "an MCP server: `SPEC` is [NAME=]COMMAND ARGS… or [NAME=]http(s)://URL (repeatable)"},
 		&cli.DurationFlag{Name: "mcp-timeout", Value: defaultMCPTimeout, Usage: "how long an MCP server may take to answer initialize"},
 		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "the `DIR` file tools are confined to"},
 	}
+}
+
+// catalogFlag is --tools on the commands that only show or check tools
+// (render, templates verify): catalog files and builtin groups, as on
+// every command, without MCP.
+func catalogFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "tools", Usage: "tools: a catalog `FILE` (JSON, JSON lines as tools list --json writes, or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin) or builtin:fs, builtin:bash; comma-separated or repeated"}
 }
 
 // toolSet is what --tools, --mcp and --workspace ask for, read and
