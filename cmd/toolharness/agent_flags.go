@@ -48,6 +48,7 @@ func agentFlags() []cli.Flag {
 		showPromptFlag(),
 		&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve every side-effecting tool call"},
 		&cli.BoolFlag{Name: "deny", Usage: "refuse every side-effecting tool call"},
+		&cli.BoolFlag{Name: "unsafe-bash", Usage: "run builtin:bash unconfined, as you (by default it runs in a bwrap sandbox: only the workspace, no network; without bwrap, --yes refuses builtin:bash)"},
 		&cli.IntFlag{Name: "num-ctx", Usage: "context window to request (Ollama num_ctx); 0 lets the backend size it"},
 		&cli.IntFlag{Name: "max-tokens", Usage: "bound each generation to N tokens (0 = server default)"},
 		&cli.Float64Flag{Name: "temperature", Value: -1, DefaultText: "the server's", Usage: "sampling temperature"},

@@ -49,6 +49,9 @@ type toolSet struct {
 	mcp        []mcp.Server
 	workspace  string
 	mcpTimeout time.Duration
+	// bashSandbox is bwrap's path for builtin:bash in a session ("" runs
+	// it unconfined: see bashSandbox).
+	bashSandbox string
 }
 
 // toolFile is one catalog file and its tools.
@@ -92,6 +95,13 @@ func readToolSet(c *cli.Context) (toolSet, error) {
 		s.InitTimeout = ts.mcpTimeout
 		ts.mcp = append(ts.mcp, s)
 	}
+	if slices.Contains(ts.groups, builtin.GroupBash) && definesFlag(c, "unsafe-bash") {
+		sb, err := bashSandbox(c, builtin.FindSandbox())
+		if err != nil {
+			return ts, err
+		}
+		ts.bashSandbox = sb
+	}
 	if hasFlag(c, "workspace") {
 		ws, err := checkWorkspace(c.String("workspace"))
 		if err != nil {
@@ -100,6 +110,37 @@ func readToolSet(c *cli.Context) (toolSet, error) {
 		ts.workspace = ws
 	}
 	return ts, nil
+}
+
+// bashSandbox decides how builtin:bash runs in a session, given bwrap's
+// path ("" when it is not installed): in bwrap's sandbox when it is
+// there; unconfined with --unsafe-bash, or when each command is asked for;
+// never unconfined with every command approved (--yes) unless
+// --unsafe-bash says so.
+func bashSandbox(c *cli.Context, bwrap string) (string, error) {
+	switch {
+	case c.Bool("unsafe-bash"):
+		return "", nil
+	case bwrap != "":
+		return bwrap, nil
+	case c.Bool("yes"):
+		return "", usageError(c, "--tools builtin:bash with --yes: bwrap (Debian package bubblewrap) is not installed, so every command would run unconfined, approved unseen; install bubblewrap, or pass --unsafe-bash")
+	}
+	fmt.Fprintln(c.App.ErrWriter, "toolharness: builtin:bash runs unconfined (bwrap, Debian package bubblewrap, is not installed): each command is asked for")
+	return "", nil
+}
+
+// definesFlag reports whether the command has the flag, set or not.
+func definesFlag(c *cli.Context, name string) bool {
+	if c.Command == nil {
+		return false
+	}
+	for _, f := range c.Command.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasFlag reports whether the command defines the flag.
@@ -162,7 +203,7 @@ func (ts toolSet) register(r *registry.Registry, declaredFiles bool) error {
 		if ws == "" {
 			ws = "."
 		}
-		if err := builtin.RegisterGroups(r, ts.groups, builtin.Options{Workspace: ws}); err != nil {
+		if err := builtin.RegisterGroups(r, ts.groups, builtin.Options{Workspace: ws, BashSandbox: ts.bashSandbox}); err != nil {
 			return err
 		}
 	}
