@@ -60,6 +60,7 @@ func agentFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "strict", Usage: "parse calls strictly (no repairs)"},
 		&cli.BoolFlag{Name: "verbatim", Usage: "no framing protection of untrusted text (byte-identical to the official template)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, reasoning, stop, calls, retries, error"},
+		&cli.BoolFlag{Name: "raw", Usage: "write the model's text and tool results as they are, control sequences included (by default a terminal gets them without: a reply cannot clear the screen or set the title)"},
 		&cli.BoolFlag{Name: "hide-reasoning", Usage: "do not show the model's reasoning as it streams (--json and --trace keep it)"},
 	)...)
 }

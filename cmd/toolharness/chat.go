@@ -111,6 +111,8 @@ func chatLoop(c *cli.Context, sig *interrupts) error {
 		case c.Bool("json"):
 		case live:
 			fmt.Fprintln(stdout)
+		case isTerminal(stdout) && !c.Bool("raw"):
+			fmt.Fprintln(stdout, withoutControls(ex.Answer))
 		default:
 			fmt.Fprintln(stdout, ex.Answer)
 		}
