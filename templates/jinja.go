@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -28,6 +29,17 @@ type Jinja struct {
 	tokens     SpecialTokens
 	tmpl       *jinja.Template
 	deviations []Deviation
+	// vars are keyword arguments of every rendering (WithVars).
+	vars map[string]json.RawMessage
+}
+
+// WithVars returns the template with vars as keyword arguments of every
+// rendering (enable_thinking, reasoning_effort, …, as transformers'
+// template_kwargs), under those of the rendering itself.
+func (j *Jinja) WithVars(vars map[string]json.RawMessage) *Jinja {
+	c := *j
+	c.vars = vars
+	return &c
 }
 
 // JinjaVars are the variables of one rendering, as transformers passes them.
@@ -142,7 +154,12 @@ func (j *Jinja) renderData(v JinjaVars) (map[string]jinja.Value, error) {
 	if j.tokens.EOS != "" {
 		data["eos_token"] = jinja.NewString(j.tokens.EOS)
 	}
-	for k, raw := range v.Extra {
+	extra := v.Extra
+	if len(j.vars) > 0 {
+		extra = maps.Clone(j.vars)
+		maps.Copy(extra, v.Extra)
+	}
+	for k, raw := range extra {
 		val, err := jsonValue(raw)
 		if err != nil {
 			return nil, fmt.Errorf("templates: %s: %s: %w", j.name, k, err)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +28,7 @@ import (
 
 // agentFlags are the flags run and chat share.
 func agentFlags() []cli.Flag {
-	return append([]cli.Flag{
+	return slices.Concat([]cli.Flag{
 		hostFlag(),
 		backendFlag(),
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "bearer token for --backend openai or llamacpp"},
@@ -37,7 +38,7 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: the model's own chat template, read from the server"},
 		chatTemplateFlag(),
 		&cli.StringFlag{Name: "format", Usage: "tool-call format (" + strings.Join(render.Formats(), ", ") + "); default: the family's"},
-	}, append(toolFlags(),
+	}, templateVarFlags(), toolFlags(), []cli.Flag{
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain every generation to a JSON Schema of the calls (Ollama format, llama.cpp json_schema)"},
 		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
 		&cli.BoolFlag{Name: "require-call", Usage: "the first reply to each message must be a tool call (nudged once, or constrained)"},
@@ -62,7 +63,7 @@ func agentFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, reasoning, stop, calls, retries, error"},
 		&cli.BoolFlag{Name: "raw", Usage: "write the model's text and tool results as they are, control sequences included (by default a terminal gets them without: a reply cannot clear the screen or set the title)"},
 		&cli.BoolFlag{Name: "hide-reasoning", Usage: "do not show the model's reasoning as it streams (--json and --trace keep it)"},
-	)...)
+	})
 }
 
 // modelFlag is --model, -m, on every command that names one model.

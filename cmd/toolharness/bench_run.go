@@ -20,7 +20,7 @@ import (
 
 // liveFlags are the flags shared by `bench run` and `compare`.
 func liveFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		hostFlag(),
 		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice("auto"), Usage: "tool-call formats, comma-separated: auto (the model family's native one), " + strings.Join(bench.Formats(), ", ")},
 		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt) and/or chat (the server templates messages)"},
@@ -42,7 +42,7 @@ func liveFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "resume", Usage: "continue the results in --out without repeating finished cases"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		showPromptFlag(),
-	}
+	}, templateVarFlags()...)
 }
 
 func benchRunCommand() *cli.Command {

@@ -37,20 +37,27 @@ var errNoTemplateFlags = errors.New("no template given")
 // template of a named list.
 func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, error) {
 	name, file := c.String("template"), c.String("chat-template")
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	if name != "" && tv.set() {
+		return templates.Family{}, usageError(c, "--bos, --eos and --template-var apply to a model's own template (--chat-template or the server's), not to --template %s", name)
+	}
 	switch {
 	case name != "" && file != "":
 		return templates.Family{}, errors.New("--template and --chat-template exclude each other: a family or the model's own template")
 	case name != "":
 		return templates.Lookup(name)
 	case isModelName(file):
-		f, err := ollamaFamily(c.Context, serverHost(c), file, tools, errw)
+		f, err := ollamaFamily(c.Context, serverHost(c), file, tools, tv, errw)
 		return f, modelArgError(file, serverHost(c), err)
 	case file != "":
 		t, err := source.Load(file, source.Options{Tools: tools, Stdin: c.App.Reader})
 		if err != nil {
 			return templates.Family{}, fmt.Errorf("--chat-template: %w", err)
 		}
-		return loadedFamily(t, errw)
+		return loadedFamily(t, tv, errw)
 	}
 	return templates.Family{}, errNoTemplateFlags
 }
@@ -58,8 +65,13 @@ func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, e
 // loadedFamily turns a loaded template into its family and says what it
 // got: the detected family or the model's own template, and any
 // construct the engine is known to render differently from Jinja2.
-func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
-	f, err := t.Family()
+func loadedFamily(t source.Template, tv templateVars, errw io.Writer) (templates.Family, error) {
+	tv.apply(&t, errw)
+	j, err := tv.compile(t)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	f, err := templates.FamilyOf(j)
 	if err != nil {
 		return templates.Family{}, err
 	}
@@ -98,11 +110,19 @@ func commandFamily(ctx context.Context, c *cli.Context, kind, host, model string
 	if !errors.Is(err, errNoTemplateFlags) {
 		return f, err
 	}
-	return modelFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("api-key")}, model, tools, errw)
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	return modelFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("api-key"), tv: tv}, model, tools, errw)
 }
 
-// serverRef is the server a model's template is read from.
-type serverRef struct{ kind, host, apiKey string }
+// serverRef is the server a model's template is read from, and the
+// template flags to load it with.
+type serverRef struct {
+	kind, host, apiKey string
+	tv                 templateVars
+}
 
 // modelFamily finds a model's chat template on its server: an Ollama
 // model's GGUF (found through the local manifest), else its Ollama Go
@@ -113,7 +133,7 @@ func modelFamily(ctx context.Context, srv serverRef, model string, tools bool, e
 	defer cancel()
 	switch srv.kind {
 	case "ollama", "":
-		return ollamaFamily(ctx, srv.host, model, tools, errw)
+		return ollamaFamily(ctx, srv.host, model, tools, srv.tv, errw)
 	case "llamacpp":
 		return llamacppFamily(ctx, srv, tools, errw)
 	}
@@ -121,10 +141,10 @@ func modelFamily(ctx context.Context, srv serverRef, model string, tools bool, e
 		reach.ServerName(srv.kind), model)
 }
 
-func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
+func ollamaFamily(ctx context.Context, host, model string, tools bool, tv templateVars, errw io.Writer) (templates.Family, error) {
 	t, err := source.FromOllama(host, model, source.Options{Tools: tools})
 	if err == nil {
-		return loadedFamily(t, errw)
+		return loadedFamily(t, tv, errw)
 	}
 	why := err.Error()
 	u, perr := parseURL(host)
@@ -141,6 +161,9 @@ func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.W
 	}
 	if serr != nil {
 		return templates.Family{}, fmt.Errorf("cannot read the chat template of %s (%s; /api/show: %v): pass --template FAMILY or --chat-template FILE", model, why, serr)
+	}
+	if len(tv.vars) > 0 {
+		return templates.Family{}, fmt.Errorf("--template-var %s: only Ollama's Go template of %s is available (%s), and it takes no variables: pass --chat-template FILE for the model's own", strings.Join(tv.names(), ", "), model, why)
 	}
 	f, own, err := ollamatmpl.FamilyOf(model, show.Template, ollamaStops(show.Parameters))
 	if err != nil {
@@ -196,7 +219,7 @@ func llamacppFamily(ctx context.Context, srv serverRef, tools bool, errw io.Writ
 	if strings.TrimSpace(t.Text) == "" {
 		return templates.Family{}, fmt.Errorf("%s/props has no chat_template: pass --template FAMILY or --chat-template FILE", host)
 	}
-	return loadedFamily(t, errw)
+	return loadedFamily(t, srv.tv, errw)
 }
 
 // showLoadedTemplate is templates show --chat-template FILE.
@@ -269,12 +292,23 @@ func modelTemplate(c *cli.Context, model string) (*templates.Jinja, error) {
 	t, err := source.FromOllama(host, model, source.Options{Tools: true})
 	if err != nil {
 		// Say whether the server has the model at all.
-		if _, ferr := ollamaFamily(c.Context, host, model, true, io.Discard); ferr != nil {
+		if _, ferr := ollamaFamily(c.Context, host, model, true, templateVars{}, io.Discard); ferr != nil {
 			return nil, modelArgError(model, host, ferr)
 		}
 		return nil, fmt.Errorf("%s: the model's own chat template cannot be read here (%w)", model, err)
 	}
-	return t.Compile()
+	return templateWithFlags(c, t)
+}
+
+// templateWithFlags applies --bos, --eos and --template-var to a loaded
+// template and compiles it.
+func templateWithFlags(c *cli.Context, t source.Template) (*templates.Jinja, error) {
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return nil, err
+	}
+	tv.apply(&t, c.App.ErrWriter)
+	return tv.compile(t)
 }
 
 // inspectedTemplate is templates inspect's argument: a template file, or
@@ -283,5 +317,9 @@ func inspectedTemplate(c *cli.Context, arg string) (*templates.Jinja, error) {
 	if isModelName(arg) {
 		return modelTemplate(c, arg)
 	}
-	return loadChatTemplateFile(arg, c.App.Reader)
+	t, err := source.Load(arg, source.Options{Tools: true, Stdin: c.App.Reader})
+	if err != nil {
+		return nil, err
+	}
+	return templateWithFlags(c, t)
 }

@@ -44,7 +44,7 @@ Examples:
    toolharness render --chat-template ./GLM-4.5/ --messages conv.json --tools tools.json
    toolharness render --chat-template model.gguf --messages conv.json
    toolharness render --chat-template qwen2.5:7b --host http://127.0.0.1:11434 --messages conv.json`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "template family (see toolharness templates list); or --chat-template"},
 			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (" + strings.Join(render.Formats(), ", ") + "; default: the family's native format)"},
@@ -56,7 +56,7 @@ Examples:
 			&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (the prompt string) or chat (the message list, as JSON)"},
 			&cli.StringSliceFlag{Name: "reminder", Usage: "a <system-reminder> for the newest user message (repeatable)"},
 			hostFlag(),
-		},
+		}, templateVarFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := promptFormat(c, "format", c.String("format")); err != nil {
 				return err

@@ -38,7 +38,7 @@ Examples:
    toolharness templates inspect --json ~/models/Qwen3-8B/
    toolharness templates inspect model.gguf
    toolharness templates inspect qwen2.5:7b`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}, hostFlag()},
+		Flags: append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}, hostFlag()}, templateVarFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := maxArgs(c, 1); err != nil {
 				return err
