@@ -203,6 +203,9 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			return nil, err
 		}
 	}
+	if hasTools && c.String("mode") == string(backend.ModeRaw) {
+		noteAddedCatalog(fam, c.String("format"), errw)
+	}
 	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Chat: c.String("mode") == "chat",
 		Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
 	if err != nil {

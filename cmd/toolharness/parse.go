@@ -99,7 +99,7 @@ Examples:
 			}
 			newParser := formatParsers(format)
 			if path := c.String("chat-template"); path != "" {
-				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen); err != nil {
+				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen, c.App.ErrWriter); err != nil {
 					return err
 				}
 			}

@@ -86,6 +86,9 @@ Examples:
 			if err != nil {
 				return err
 			}
+			if tools != nil && c.String("mode") == "raw" {
+				noteAddedCatalog(fam, c.String("format"), &note)
+			}
 			req := render.Request{
 				Family: fam, Format: c.String("format"), Messages: msgs, Tools: tools,
 				Reminders: c.StringSlice("reminder"), NoGenerationPrompt: c.Bool("no-generation-prompt"),

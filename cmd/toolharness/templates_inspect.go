@@ -55,6 +55,11 @@ Examples:
 			if err != nil {
 				return err
 			}
+			if !res.WritesCalls {
+				if f, err := templates.FamilyOf(tmpl); err == nil {
+					fmt.Fprintf(c.App.ErrWriter, "toolharness: %s\n", catalogNote(f.DefaultFormat))
+				}
+			}
 			// The family the template is used as (FamilyOf), not the raw
 			// fingerprint match: Hermes 4's template matches hermes3's
 			// fingerprints but is not that family.
@@ -124,7 +129,7 @@ func loadChatTemplateFile(path string, stdin io.Reader) (*templates.Jinja, error
 // chatTemplateParsers derives the call syntax of the chat template at path
 // and returns its parser factory, and whether the prompt opens reasoning.
 // --format cannot be given with it: the template decides the syntax.
-func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory, bool, error) {
+func chatTemplateParsers(path string, formatSet, thinkOpen bool, errw io.Writer) (parserFactory, bool, error) {
 	if formatSet {
 		return nil, false, errors.New("parse: give --format or --chat-template, not both")
 	}
@@ -139,7 +144,10 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := res.NewOutputParser(parse.Options{}); err != nil {
+	if _, err := res.NewOutputParser(parse.Options{}); errors.Is(err, derive.ErrNoCalls) {
+		newParser, err := addedCatalogParsers(tmpl, errw)
+		return newParser, thinkOpen, err
+	} else if err != nil {
 		return nil, false, fmt.Errorf("parse: %s: %w; parse with --format F (or --format auto) instead", path, err)
 	}
 	// The input is the output after the generation prompt.
