@@ -18,12 +18,16 @@ export TOOLHARNESS_OLLAMA_BIN ?= $(TOOLHARNESS_CACHE)/ollama/bin/ollama
 # real tokenizers of the test models (built by `make llamacpp`).
 export TOOLHARNESS_LLAMACPP_DIR ?= $(TOOLHARNESS_CACHE)/llamacpp
 
-.PHONY: all build vet test unit e2e bench fuzz ollama llamacpp deps clean
+.PHONY: all build install vet test unit e2e bench fuzz ollama llamacpp deps clean
 
 all: build
 
 build:
 	$(GO) build -o bin/toolharness ./cmd/toolharness
+
+## install: toolharness into $(go env GOPATH)/bin, on your PATH.
+install:
+	$(GO) install ./cmd/toolharness
 
 vet:
 	$(GO) vet ./...
