@@ -78,23 +78,16 @@ func chatLoop(c *cli.Context, sig *interrupts) error {
 		interrupted := end()
 		con.endExchange()
 		if interrupted {
-			fmt.Fprintf(stderr, "toolharness: message %d: interrupted; %d results kept, back to the prompt\n", n, ex.Calls)
-			if c.Bool("json") {
-				rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries, Error: "interrupted"}
-				if werr := writeJSONLine(stdout, rec); werr != nil {
-					return cli.Exit("chat: "+werr.Error(), exitHarnessError)
-				}
-			}
-			continue
+			err = &interruptedError{results: ex.Calls, err: err}
 		}
 		if c.Bool("json") {
-			rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
-			if err != nil {
-				rec.Error = explainError(c, err)
+			if werr := writeRecord(c, msg, ex, err); werr != nil {
+				return werr
 			}
-			if werr := writeJSONLine(stdout, rec); werr != nil {
-				return cli.Exit("chat: "+werr.Error(), exitHarnessError)
-			}
+		}
+		if interrupted {
+			fmt.Fprintf(stderr, "toolharness: message %d: interrupted; %d results kept, back to the prompt\n", n, ex.Calls)
+			continue
 		}
 		switch {
 		case err == nil:
@@ -119,6 +112,18 @@ func chatLoop(c *cli.Context, sig *interrupts) error {
 	}
 	if failed > 0 {
 		return cli.Exit(fmt.Sprintf("chat: %d message(s) failed with a harness error", failed), exitHarnessError)
+	}
+	return nil
+}
+
+// writeRecord writes the --json line of one message (run's one object).
+func writeRecord(c *cli.Context, msg string, ex *agent.Exchange, err error) error {
+	rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
+	if err != nil {
+		rec.Error = explainError(c, err)
+	}
+	if werr := writeJSONLine(c.App.Writer, rec); werr != nil {
+		return cli.Exit(commandPath(c)+": "+werr.Error(), exitHarnessError)
 	}
 	return nil
 }

@@ -253,12 +253,14 @@ func showLoadedTemplate(c *cli.Context) error {
 
 // isModelName reports whether a template argument (--chat-template,
 // templates inspect's FILE) names an Ollama model rather than a file: no
-// file has that name and it has none of a template file's extensions.
+// file has that name, it is no absolute or dotted path, and it has none of
+// a template file's extensions.
 func isModelName(arg string) bool {
 	if arg == "" || arg == "-" {
 		return false
 	}
-	if _, err := os.Stat(arg); err == nil {
+	if _, err := os.Stat(arg); err == nil || filepath.IsAbs(arg) || strings.HasPrefix(arg, ".") {
+		// A path (an Ollama name is never absolute nor starts with a dot).
 		return false
 	}
 	switch strings.ToLower(filepath.Ext(arg)) {

@@ -301,7 +301,7 @@ func TestOllamaHostEnv(t *testing.T) {
 // naming it, not a hang.
 func TestMCPInitTimeout(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "", "tools", "list", "--mcp", "sleeper=sleep 1000", "--mcp-timeout", "300ms")
-	want := `toolharness: mcp: server "sleeper" did not answer initialize within 300ms`
+	want := `toolharness: tools list: mcp: server "sleeper" did not answer initialize within 300ms`
 	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q, want %q…", code, stdout, stderr, want)
 	}

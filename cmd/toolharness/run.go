@@ -85,12 +85,8 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 		err = &interruptedError{results: ex.Calls, err: err}
 	}
 	if asJSON {
-		rec := chatRecord{Message: task, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
-		if err != nil {
-			rec.Error = explainError(c, err)
-		}
-		if werr := writeJSONLine(stdout, rec); werr != nil {
-			return cli.Exit("run: "+werr.Error(), exitHarnessError)
+		if werr := writeRecord(c, task, ex, err); werr != nil {
+			return werr
 		}
 	}
 	var ie *interruptedError
