@@ -137,7 +137,7 @@ func modelFamily(ctx context.Context, srv serverRef, model string, tools bool, e
 	case "llamacpp":
 		return llamacppFamily(ctx, srv, tools, errw)
 	}
-	return templates.Family{}, fmt.Errorf("%s does not say which chat template %s has, and toolharness renders the prompt and the tool catalog with it: pass --template FAMILY (see toolharness templates list) or --chat-template FILE",
+	return templates.Family{}, fmt.Errorf("%s does not say which chat template %s has, and toolharness renders the prompt and the tool catalog with it: pass --template FAMILY or --chat-template FILE (toolharness templates list names the families)",
 		reach.ServerName(srv.kind), model)
 }
 

@@ -36,7 +36,7 @@ func TestErrorLines(t *testing.T) {
 			"run: --mode raw: with --quirks ollama the server takes chat requests only (Ollama's /v1/completions applies the model's template): pass --mode chat (see toolharness run --help)"},
 		{"no template from an OpenAI-compatible server",
 			[]string{"run", "--backend", "openai", "--host", plain.URL + "/v1", "--model", "m"},
-			"run: the OpenAI-compatible server does not say which chat template m has, and toolharness renders the prompt and the tool catalog with it: pass --template FAMILY (see toolharness templates list) or --chat-template FILE"},
+			"run: the OpenAI-compatible server does not say which chat template m has, and toolharness renders the prompt and the tool catalog with it: pass --template FAMILY or --chat-template FILE (toolharness templates list names the families)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(tc.args, "--workspace", ws, "hi")
