@@ -66,7 +66,7 @@ func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, e
 // got: the detected family or the model's own template, and any
 // construct the engine is known to render differently from Jinja2.
 func loadedFamily(t source.Template, tv templateVars, errw io.Writer) (templates.Family, error) {
-	tv.apply(&t, errw)
+	tv.apply(&t)
 	j, err := tv.compile(t)
 	if err != nil {
 		return templates.Family{}, err
@@ -80,6 +80,8 @@ func loadedFamily(t source.Template, tv templateVars, errw io.Writer) (templates
 		what = "recognised as the " + f.Name + " family"
 	}
 	fmt.Fprintf(errw, "toolharness: chat template of %s from %s, %s\n", t.Name, t.Origin, what)
+	// A recognised family brings its own tokens.
+	warnMissingTokens(t, f.BOS, f.EOS, errw)
 	if j := f.Jinja(); j != nil {
 		for _, d := range j.Deviations() {
 			fmt.Fprintf(errw, "toolharness: warning: the template uses %s\n", d)
@@ -309,7 +311,8 @@ func templateWithFlags(c *cli.Context, t source.Template) (*templates.Jinja, err
 	if err != nil {
 		return nil, err
 	}
-	tv.apply(&t, c.App.ErrWriter)
+	tv.apply(&t)
+	warnMissingTokens(t, t.Tokens.BOS, t.Tokens.EOS, c.App.ErrWriter)
 	return tv.compile(t)
 }
 

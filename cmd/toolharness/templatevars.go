@@ -62,20 +62,24 @@ func readTemplateVars(c *cli.Context) (templateVars, error) {
 // set reports whether any of the flags was given.
 func (tv templateVars) set() bool { return tv.bosSet || tv.eosSet || len(tv.vars) > 0 }
 
-// apply sets the tokens of a loaded template and warns, naming the flags,
-// when the template prints a token its source does not give.
-func (tv templateVars) apply(t *source.Template, errw io.Writer) {
+// apply sets --bos and --eos on a loaded template.
+func (tv templateVars) apply(t *source.Template) {
 	if tv.bosSet {
 		t.Tokens.BOS = tv.bos
 	}
 	if tv.eosSet {
 		t.Tokens.EOS = tv.eos
 	}
+}
+
+// warnMissingTokens warns, naming the flags, when the template prints a
+// token it is rendered without (bos and eos are the texts it gets).
+func warnMissingTokens(t source.Template, bos, eos string, errw io.Writer) {
 	var missing []string
-	if t.Tokens.BOS == "" && strings.Contains(t.Text, "bos_token") {
+	if bos == "" && strings.Contains(t.Text, "bos_token") {
 		missing = append(missing, "bos_token (--bos TEXT)")
 	}
-	if t.Tokens.EOS == "" && strings.Contains(t.Text, "eos_token") {
+	if eos == "" && strings.Contains(t.Text, "eos_token") {
 		missing = append(missing, "eos_token (--eos TEXT)")
 	}
 	if len(missing) > 0 {
