@@ -22,12 +22,16 @@ export TOOLHARNESS_LLAMACPP_DIR ?= $(TOOLHARNESS_CACHE)/llamacpp
 # and caches the build, so a fresh clone needs nothing installed.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build vet lint test unit e2e bench fuzz ollama llamacpp deps clean
+.PHONY: all build install vet lint test unit e2e bench fuzz ollama llamacpp deps clean
 
 all: build
 
 build:
 	$(GO) build -o bin/toolharness ./cmd/toolharness
+
+## install: toolharness into $(go env GOPATH)/bin, on your PATH.
+install:
+	$(GO) install ./cmd/toolharness
 
 vet:
 	$(GO) vet ./...

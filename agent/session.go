@@ -76,7 +76,10 @@ type Config struct {
 
 	// Trace receives one JSON line per generation.
 	Trace io.Writer
-	Hooks Hooks
+	// TracePrompts keeps each generation's whole prompt in its trace
+	// line (Step.Prompt), not only its hash and size.
+	TracePrompts bool
+	Hooks        Hooks
 	// Clock is the session's clock (default time.Now).
 	Clock func() time.Time
 }

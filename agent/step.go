@@ -58,6 +58,10 @@ type Step struct {
 	// Reuse is the prompt prefix the server took from its cache, where it
 	// says (token-exact history keeps it at the whole previous request).
 	Reuse *Reuse `json:"reuse,omitempty"`
+
+	// Prompt is the whole prompt (the raw text, or the chat messages as
+	// JSON) with Config.TracePrompts.
+	Prompt string `json:"prompt,omitempty"`
 }
 
 // Shrink is a prompt the server counted shorter than the previous one.
@@ -189,6 +193,9 @@ func (s *Session) newStep(turn int) Step {
 // the hash state carries over.
 func (s *Session) notePrompt(st *Step, key string) {
 	st.PromptLen = len(key)
+	if s.cfg.TracePrompts {
+		st.Prompt = key
+	}
 	extends := false
 	if s.prevKey != "" || s.prevRaw != "" {
 		extends = strings.HasPrefix(key, s.prevKey) && strings.HasPrefix(key[len(s.prevKey):], s.prevRaw)

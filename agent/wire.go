@@ -3,6 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/derive"
@@ -142,8 +144,65 @@ func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
 
 func (r *renderer) Catalog(tools []chat.Tool) (string, error) { return render.Catalog(r.format, tools) }
 
+// FormatCall writes call in the session's format; a format package
+// render does not write (a syntax derived from a loaded template, or one
+// only parsed, such as glm45) is written by the template itself, so that a
+// corrected example reaches the model in the syntax it is asked to use.
 func (r *renderer) FormatCall(call chat.ToolCall) (string, error) {
-	return render.FormatCall(r.format, call)
+	s, err := render.FormatCall(r.format, call)
+	if err != nil && r.fam.Jinja() != nil && r.format == r.fam.NativeFormat {
+		return templateCall(r.fam, call)
+	}
+	return s, err
+}
+
+// templateCall is call as fam's template writes an assistant turn holding
+// it: the render of that turn after the user's, less the assistant's
+// opening (what it shares with the generation prompt) and the end of turn.
+func templateCall(fam templates.Family, call chat.ToolCall) (string, error) {
+	if call.ID == "" {
+		call.ID = "call_0"
+	}
+	user := chat.Message{Role: chat.RoleUser, Content: "example"}
+	// A date the template prints is not in the call's text.
+	req := render.Request{Family: fam, Messages: []chat.Message{user}, Verbatim: true, NoGenerationPrompt: true,
+		Now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	prompt, err := render.Prompt(req)
+	if err != nil {
+		return "", err
+	}
+	req.NoGenerationPrompt = false
+	withOpener, err := render.Prompt(req)
+	if err != nil {
+		return "", err
+	}
+	req.Messages = append(req.Messages, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call}})
+	req.NoGenerationPrompt = true
+	turn, err := render.Prompt(req)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(turn, prompt) || !strings.HasPrefix(withOpener, prompt) {
+		return "", fmt.Errorf("agent: the template's call turn does not extend its prompt")
+	}
+	turn, opener := turn[len(prompt):], withOpener[len(prompt):]
+	n := 0
+	for n < len(turn) && n < len(opener) && turn[n] == opener[n] {
+		n++
+	}
+	if n < len(opener) {
+		// The turn parts from the opener inside a marker (the opener's
+		// "<think>", the turn's "<TOOLCALL>"): cut after the last line
+		// or marker end they share.
+		for n > 0 && !strings.ContainsRune("\n>]", rune(turn[n-1])) {
+			n--
+		}
+	}
+	out := strings.TrimSpace(strings.TrimSuffix(turn[n:], fam.EndOfTurn))
+	if !strings.Contains(out, call.Name) {
+		return "", fmt.Errorf("agent: the template writes no call %s", call.Name)
+	}
+	return out, nil
 }
 
 func (r *renderer) ErrorResult(call chat.ToolCall, problem string) chat.ToolResult {

@@ -34,6 +34,26 @@ type Jinja struct {
 	// in place (the engine allows what Jinja2's sandbox refuses), so values
 	// must not be shared between renders.
 	mutates bool
+	// vars are keyword arguments of every rendering (WithVars), as JSON
+	// and as engine values.
+	vars      map[string]json.RawMessage
+	varValues map[string]jinja.Value
+}
+
+// WithVars returns the template with vars as keyword arguments of every
+// rendering (enable_thinking, reasoning_effort, …, as transformers'
+// template_kwargs), under those of the rendering itself.
+func (j *Jinja) WithVars(vars map[string]json.RawMessage) (*Jinja, error) {
+	c := *j
+	c.vars, c.varValues = vars, make(map[string]jinja.Value, len(vars))
+	for k, raw := range vars {
+		val, err := jsonValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("templates: %s: %s: %w", j.name, k, err)
+		}
+		c.varValues[k] = val
+	}
+	return &c, nil
 }
 
 // JinjaVars are the variables of one rendering, as transformers passes them.
@@ -184,6 +204,14 @@ func (j *Jinja) baseData(messages, tools jinja.Value, addGenerationPrompt bool, 
 	}
 	if j.tokens.EOS != "" {
 		data["eos_token"] = jinja.NewString(j.tokens.EOS)
+	}
+	for k, val := range j.varValues {
+		if j.mutates {
+			// A template that changes values in place gets its own copy
+			// (the JSON was checked in WithVars).
+			val, _ = jsonValue(j.vars[k])
+		}
+		data[k] = val
 	}
 	return data
 }

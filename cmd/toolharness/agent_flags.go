@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +28,7 @@ import (
 
 // agentFlags are the flags run and chat share.
 func agentFlags() []cli.Flag {
-	return append([]cli.Flag{
+	return slices.Concat([]cli.Flag{
 		hostFlag(),
 		backendFlag(),
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "bearer token for --backend openai or llamacpp"},
@@ -37,15 +38,18 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: the model's own chat template, read from the server"},
 		chatTemplateFlag(),
 		&cli.StringFlag{Name: "format", Usage: "tool-call format (" + strings.Join(render.Formats(), ", ") + "); default: the family's"},
-	}, append(toolFlags(),
+	}, templateVarFlags(), toolFlags(), []cli.Flag{
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain every generation to a JSON Schema of the calls (Ollama format, llama.cpp json_schema)"},
 		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
 		&cli.BoolFlag{Name: "require-call", Usage: "the first reply to each message must be a tool call (nudged once, or constrained)"},
 		&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "generations per user message before giving up"},
 		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "generations after model mistakes (bad calls, missing calls) per user message"},
 		&cli.StringFlag{Name: "trace", Usage: "write one JSON line per generation to `FILE`"},
+		tracePromptsFlag(),
+		showPromptFlag(),
 		&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve every side-effecting tool call"},
 		&cli.BoolFlag{Name: "deny", Usage: "refuse every side-effecting tool call"},
+		&cli.BoolFlag{Name: "unsafe-bash", Usage: "run builtin:bash unconfined, as you (by default it runs in a bwrap sandbox: only the workspace, no network; without bwrap, --yes refuses builtin:bash)"},
 		&cli.IntFlag{Name: "num-ctx", Usage: "context window (Ollama num_ctx), fixed for the session; 0: the model's window capped at 16384"},
 		&cli.IntFlag{Name: "max-tokens", Usage: "bound each generation to N tokens (0 = server default)"},
 		&cli.Float64Flag{Name: "temperature", Value: -1, DefaultText: "the server's", Usage: "sampling temperature"},
@@ -57,8 +61,9 @@ func agentFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "strict", Usage: "parse calls strictly (no repairs)"},
 		&cli.BoolFlag{Name: "verbatim", Usage: "no framing protection of untrusted text (byte-identical to the official template)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per message on stdout: message, answer, reasoning, stop, calls, retries, error"},
+		&cli.BoolFlag{Name: "raw", Usage: "write the model's text and tool results as they are, control sequences included (by default a terminal gets them without: a reply cannot clear the screen or set the title)"},
 		&cli.BoolFlag{Name: "hide-reasoning", Usage: "do not show the model's reasoning as it streams (--json and --trace keep it)"},
-	)...)
+	})
 }
 
 // modelFlag is --model, -m, on every command that names one model.
@@ -108,6 +113,9 @@ func checkAgentFlags(c *cli.Context) error {
 	}
 	if err := checkFileArg(c.String("instructions")); err != nil {
 		return usageError(c, "--instructions %v", err)
+	}
+	if c.Bool("trace-prompts") && c.String("trace") == "" {
+		return usageError(c, "--trace-prompts: give --trace FILE for the prompts to go in")
 	}
 	if f := c.String("trace"); f != "" {
 		// The file is created when the session starts; its folder must be there.
@@ -163,6 +171,15 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 	if err != nil {
 		return nil, err
 	}
+	showing, closeShown, err := promptShowing(c)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeShown)
+	b = showing(b)
+	if c.String("mode") == string(backend.ModeRaw) && !b.Capabilities().Raw {
+		return nil, usageError(c, "--mode raw: with --quirks ollama the server takes chat requests only (Ollama's /v1/completions applies the model's template): pass --mode chat")
+	}
 	// The template flags are files and names: checked before the probe.
 	hasTools := len(c.StringSlice("tools"))+len(c.StringSlice("mcp")) > 0 || c.Bool("task") || c.String("skills") != ""
 	if c.String("chat-template") == "-" {
@@ -185,6 +202,9 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 		if fam, err = commandFamily(ctx, c, kind, host, model, hasTools, errw); err != nil {
 			return nil, err
 		}
+	}
+	if hasTools && c.String("mode") == string(backend.ModeRaw) {
+		noteAddedCatalog(fam, c.String("format"), errw)
 	}
 	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Chat: c.String("mode") == "chat",
 		Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
@@ -222,7 +242,7 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			return nil, fmt.Errorf("--trace %s: %w", f, unwrapPath(err))
 		}
 		s.closers = append(s.closers, tf.Close)
-		cfg.Trace = tf
+		cfg.Trace, cfg.TracePrompts = tf, c.Bool("trace-prompts")
 	}
 	if s.Session, err = agent.New(ctx, cfg); err != nil {
 		return nil, err

@@ -28,6 +28,21 @@ type console struct {
 	// trimNL drops the newlines that start the text after "Thinking..."
 	// or "...done thinking." (what follows <think> and </think>).
 	trimNL bool
+	// clean drops control sequences from the model's text (a terminal,
+	// without --raw); each stream keeps its filter's state.
+	clean                 bool
+	textCtl, reasoningCtl ctlFilter
+	// calls are the calls shown or waiting to be, in the order the model
+	// wrote them: a call's line is shown once every call before it has
+	// its result, so that each result is under its own call.
+	calls []*shownCall
+}
+
+// shownCall is a call of the exchange and its result once it came.
+type shownCall struct {
+	call   chat.ToolCall
+	shown  bool
+	result *agent.Outcome
 }
 
 func newConsole(w io.Writer) *console { return &console{w: w, bol: true} }
@@ -37,6 +52,7 @@ func newConsole(w io.Writer) *console { return &console{w: w, bol: true} }
 func agentConsole(c *cli.Context, w io.Writer, live bool) *console {
 	con := newConsole(w)
 	con.dim, con.hideReasoning = live, c.Bool("hide-reasoning")
+	con.clean = isTerminal(w) && !c.Bool("raw")
 	return con
 }
 
@@ -57,6 +73,9 @@ func (c *console) onText(s string) {
 		return
 	}
 	c.doneThinking()
+	if c.clean {
+		s = c.textCtl.filter(s)
+	}
 	if s = c.trimmed(s); s == "" {
 		return
 	}
@@ -102,6 +121,9 @@ func (c *console) onReasoning(s string) {
 		c.thinking, c.trimNL = true, true
 		c.styled("Thinking...\n")
 	}
+	if c.clean {
+		s = c.reasoningCtl.filter(s)
+	}
 	if s = c.trimmed(s); s != "" {
 		c.styled(s)
 	}
@@ -141,18 +163,56 @@ func (c *console) line(s string) {
 func (c *console) onCall(call chat.ToolCall) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.line("● " + callLine(call))
+	c.calls = append(c.calls, &shownCall{call: call})
+	c.showCalls()
 }
 
 func (c *console) onResult(o agent.Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, sc := range c.calls {
+		if sc.result == nil && sameCall(sc.call, o.Call) {
+			sc.result = &o
+			c.showCalls()
+			return
+		}
+	}
+	// A result of no call shown (a call the parser could not read).
 	c.line("  ⎿ " + resultLine(o))
+}
+
+// sameCall matches a result to its call: by id, else by what was called.
+func sameCall(a, b chat.ToolCall) bool {
+	if a.ID != "" || b.ID != "" {
+		return a.ID == b.ID
+	}
+	return a.Name == b.Name && string(a.Arguments) == string(b.Arguments)
+}
+
+// showCalls shows the calls in order, each with its result as soon as
+// the calls before it have theirs.
+func (c *console) showCalls() {
+	for len(c.calls) > 0 {
+		sc := c.calls[0]
+		if !sc.shown {
+			c.line("● " + callLine(sc.call))
+			sc.shown = true
+		}
+		if sc.result == nil {
+			return
+		}
+		c.line("  ⎿ " + resultLine(*sc.result))
+		c.calls = c.calls[1:]
+	}
 }
 
 func (c *console) onNotice(msg string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.clean {
+		// A notice may quote the model.
+		msg = withoutControls(msg)
+	}
 	c.line("toolharness: " + msg)
 }
 
@@ -160,6 +220,16 @@ func (c *console) onNotice(msg string) {
 func (c *console) endExchange() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Calls that got no result (the exchange was interrupted) are shown.
+	for _, sc := range c.calls {
+		if !sc.shown {
+			c.line("● " + callLine(sc.call))
+		}
+	}
+	c.calls = nil
+	if rest := c.textCtl.flush() + c.reasoningCtl.flush(); rest != "" && c.clean {
+		c.write(rest)
+	}
 	c.doneThinking()
 	if !c.bol {
 		io.WriteString(c.w, "\n")
@@ -186,12 +256,12 @@ func callLine(call chat.ToolCall) string {
 		b.WriteString(string(call.Arguments))
 	}
 	b.WriteString(")")
-	return cut(b.String(), 120)
+	return cut(withoutControls(b.String()), 120)
 }
 
 // resultLine summarises a result: its first line and how many more.
 func resultLine(o agent.Outcome) string {
-	content := strings.TrimSpace(o.Result.Content)
+	content := strings.TrimSpace(withoutControls(o.Result.Content))
 	lines := strings.Count(content, "\n") + 1
 	first, _, _ := strings.Cut(content, "\n")
 	prefix := ""

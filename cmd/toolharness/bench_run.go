@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
@@ -23,7 +21,7 @@ import (
 
 // liveFlags are the flags shared by `bench run` and `compare`.
 func liveFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		hostFlag(),
 		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(bench.Native), Usage: "tool-call formats, comma-separated: native (the model's template's own), " + strings.Join(bench.Formats(), ", ")},
 		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt) and/or chat (the server templates messages)"},
@@ -44,7 +42,8 @@ func liveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "stall-timeout", Value: 2 * time.Minute, Usage: "fail a generation that receives nothing for this long"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the results in --out without repeating finished cases"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
-	}
+		showPromptFlag(),
+	}, templateVarFlags()...)
 }
 
 func benchRunCommand() *cli.Command {
@@ -154,8 +153,10 @@ func nativeAlias(formats []string) ([]string, bool) {
 // A run with error cases, or endpoints that stopped, writes everything it
 // has and then fails with one line per stopped endpoint and a count.
 func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sig := watchInterrupts(c.App.ErrWriter, commandPath(c))
+	defer sig.stop()
+	ctx, end := sig.work(c.Context)
+	defer end()
 	driver, err := newAgentDriver(ctx, c, lr.endpoints)
 	if err != nil {
 		return bench.Summary{}, err
@@ -194,8 +195,8 @@ func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
 		}
 	}
 	if res.Interrupted {
-		return s, cli.Exit(fmt.Sprintf("bench: interrupted after %d new cases (%d before); results and reports are in %s; continue with --resume",
-			res.Done, res.Skipped, out), 130)
+		return s, cli.Exit(fmt.Sprintf("%s: interrupted; %d results kept in %s (%d new); continue with --resume --out %s",
+			commandPath(c), res.Done+res.Skipped, out, res.Done, out), exitInterrupted)
 	}
 	return s, runFailure(c, res, out)
 }
@@ -263,11 +264,16 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 	if seed := c.Int("seed"); seed >= 0 {
 		d.Options.Seed = &seed
 	}
+	showing, _, err := promptShowing(c)
+	if err != nil {
+		return nil, err
+	}
 	for _, ep := range eps {
 		b, err := newBackend(c.String("backend"), ep.URL, c.Duration("stall-timeout"))
 		if err != nil {
 			return nil, err
 		}
+		b = showing(b)
 		if d.Constrained && !b.Capabilities().Constrain {
 			return nil, fmt.Errorf("bench: --constrained: the %s backend at %s cannot constrain output", c.String("backend"), ep.URL)
 		}

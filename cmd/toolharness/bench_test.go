@@ -221,7 +221,7 @@ func TestE2EBenchCLI(t *testing.T) {
 	}
 	r := <-done
 	const total = 2 * 2 * 6
-	if r.code != 130 || !strings.Contains(r.stderr, "interrupted after") {
+	if r.code != 130 || !strings.Contains(r.stderr, "interrupted; ") {
 		t.Fatalf("after SIGINT: exit %d\n%s", r.code, r.stderr)
 	}
 	partial, err := bench.ReadResults(out2)

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,14 +30,17 @@ Examples:
    printf 'list the files\n' | toolharness chat --model qwen2.5:7b --tools builtin:fs --json`,
 		Flags: agentFlags(),
 		Action: func(c *cli.Context) error {
-			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return chatLoop(ctx, c)
+			in := watchInterrupts(c.App.ErrWriter, "chat")
+			defer in.stop()
+			return chatLoop(c, in)
 		},
 	}
 }
 
-func chatLoop(ctx context.Context, c *cli.Context) error {
+// chatLoop runs the session. Ctrl-C during a message cancels that
+// message's generation and the prompt comes back; at the prompt it ends
+// the session (status 130).
+func chatLoop(c *cli.Context, sig *interrupts) error {
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	in := newLineReader(c.App.Reader)
 	live := in.tty && isTerminal(stdout)
@@ -49,18 +49,23 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 		out = stdout
 	}
 	con := agentConsole(c, out, live)
+	ctx, end := sig.work(c.Context)
 	s, err := buildSession(ctx, c, con.hooks(), in, stderr)
+	if end() {
+		return cli.Exit("chat: interrupted before the session started", exitInterrupted)
+	}
 	if err != nil {
 		return commandError(c, err)
 	}
 	defer s.Close()
 	failed := 0
 	for n := 1; ; n++ {
+		sig.setIdle(fmt.Sprintf("chat: interrupted at the prompt; %d message(s) handled", n-1))
 		if live {
 			fmt.Fprint(stdout, "> ")
 		}
 		line, ok := in.line()
-		if !ok || ctx.Err() != nil {
+		if !ok {
 			break
 		}
 		msg := strings.TrimSpace(line)
@@ -68,41 +73,57 @@ func chatLoop(ctx context.Context, c *cli.Context) error {
 			n--
 			continue
 		}
+		ctx, end := sig.work(c.Context)
 		ex, err := s.Send(ctx, msg)
+		interrupted := end()
 		con.endExchange()
+		if interrupted {
+			err = &interruptedError{results: ex.Calls, err: err}
+		}
 		if c.Bool("json") {
-			rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
-			if err != nil {
-				rec.Error = oneLineError(c, err)
+			if werr := writeRecord(c, msg, ex, err); werr != nil {
+				return werr
 			}
-			if werr := writeJSONLine(stdout, rec); werr != nil {
-				return cli.Exit("chat: "+werr.Error(), exitHarnessError)
-			}
+		}
+		if interrupted {
+			fmt.Fprintf(stderr, "toolharness: message %d: interrupted; %d results kept, back to the prompt\n", n, ex.Calls)
+			continue
 		}
 		switch {
 		case err == nil:
 		case errors.Is(err, agent.ErrLimit):
-			fmt.Fprintf(stderr, "toolharness: message %d: %v; the session goes on\n", n, err)
+			fmt.Fprintf(stderr, "toolharness: message %d: %s; the session goes on\n", n, explainError(c, err))
 		case reach.FromError(err, c.String("backend"), serverHost(c)) != nil:
 			// Every later message would fail the same way.
-			return cli.Exit(fmt.Sprintf("chat: message %d: %s; the session ends", n, oneLineError(c, err)), exitHarnessError)
+			return cli.Exit(fmt.Sprintf("chat: message %d: %s; the session ends", n, explainError(c, err)), exitHarnessError)
 		default:
 			failed++
-			fmt.Fprintf(stderr, "toolharness: message %d: %v\n", n, err)
-			if ctx.Err() != nil {
-				return cli.Exit("chat: interrupted", exitHarnessError)
-			}
+			fmt.Fprintf(stderr, "toolharness: message %d: %s\n", n, explainError(c, err))
 		}
 		switch {
 		case c.Bool("json"):
 		case live:
 			fmt.Fprintln(stdout)
+		case isTerminal(stdout) && !c.Bool("raw"):
+			fmt.Fprintln(stdout, withoutControls(ex.Answer))
 		default:
 			fmt.Fprintln(stdout, ex.Answer)
 		}
 	}
 	if failed > 0 {
 		return cli.Exit(fmt.Sprintf("chat: %d message(s) failed with a harness error", failed), exitHarnessError)
+	}
+	return nil
+}
+
+// writeRecord writes the --json line of one message (run's one object).
+func writeRecord(c *cli.Context, msg string, ex *agent.Exchange, err error) error {
+	rec := chatRecord{Message: msg, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
+	if err != nil {
+		rec.Error = explainError(c, err)
+	}
+	if werr := writeJSONLine(c.App.Writer, rec); werr != nil {
+		return cli.Exit(commandPath(c)+": "+werr.Error(), exitHarnessError)
 	}
 	return nil
 }

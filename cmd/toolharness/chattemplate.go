@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +25,7 @@ import (
 
 // chatTemplateFlag is --chat-template FILE: the model's own chat template.
 func chatTemplateFlag() cli.Flag {
-	return &cli.StringFlag{Name: "chat-template", Usage: "the model's own chat template: a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder or a .gguf (- = stdin for render and templates show); " +
+	return &cli.StringFlag{Name: "chat-template", Usage: "the model's own chat template: a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder, a .gguf (- = stdin for render and templates show), or an Ollama model `NAME` on --host; " +
 		"default: read from the server (the Ollama model's GGUF, llama.cpp /props)"}
 }
 
@@ -35,17 +37,27 @@ var errNoTemplateFlags = errors.New("no template given")
 // template of a named list.
 func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, error) {
 	name, file := c.String("template"), c.String("chat-template")
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	if name != "" && tv.set() {
+		return templates.Family{}, usageError(c, "--bos, --eos and --template-var apply to a model's own template (--chat-template or the server's), not to --template %s", name)
+	}
 	switch {
 	case name != "" && file != "":
 		return templates.Family{}, errors.New("--template and --chat-template exclude each other: a family or the model's own template")
 	case name != "":
 		return templates.Lookup(name)
+	case isModelName(file):
+		f, err := ollamaFamily(c.Context, serverHost(c), file, tools, tv, errw)
+		return f, modelArgError(file, serverHost(c), err)
 	case file != "":
 		t, err := source.Load(file, source.Options{Tools: tools, Stdin: c.App.Reader})
 		if err != nil {
 			return templates.Family{}, fmt.Errorf("--chat-template: %w", err)
 		}
-		return loadedFamily(t, errw)
+		return loadedFamily(t, tv, errw)
 	}
 	return templates.Family{}, errNoTemplateFlags
 }
@@ -53,8 +65,13 @@ func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, e
 // loadedFamily turns a loaded template into its family and says what it
 // got: the detected family or the model's own template, and any
 // construct the engine is known to render differently from Jinja2.
-func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
-	f, err := t.Family()
+func loadedFamily(t source.Template, tv templateVars, errw io.Writer) (templates.Family, error) {
+	tv.apply(&t)
+	j, err := tv.compile(t)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	f, err := templates.FamilyOf(j)
 	if err != nil {
 		return templates.Family{}, err
 	}
@@ -63,6 +80,8 @@ func loadedFamily(t source.Template, errw io.Writer) (templates.Family, error) {
 		what = "recognised as the " + f.Name + " family"
 	}
 	fmt.Fprintf(errw, "toolharness: chat template of %s from %s, %s\n", t.Name, t.Origin, what)
+	// A recognised family brings its own tokens.
+	warnMissingTokens(t, f.BOS, f.EOS, errw)
 	if j := f.Jinja(); j != nil {
 		for _, d := range j.Deviations() {
 			fmt.Fprintf(errw, "toolharness: warning: the template uses %s\n", d)
@@ -93,11 +112,19 @@ func commandFamily(ctx context.Context, c *cli.Context, kind, host, model string
 	if !errors.Is(err, errNoTemplateFlags) {
 		return f, err
 	}
-	return modelFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("api-key")}, model, tools, errw)
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return templates.Family{}, err
+	}
+	return modelFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("api-key"), tv: tv}, model, tools, errw)
 }
 
-// serverRef is the server a model's template is read from.
-type serverRef struct{ kind, host, apiKey string }
+// serverRef is the server a model's template is read from, and the
+// template flags to load it with.
+type serverRef struct {
+	kind, host, apiKey string
+	tv                 templateVars
+}
 
 // modelFamily finds a model's chat template on its server: an Ollama
 // model's GGUF (found through the local manifest), else its Ollama Go
@@ -108,17 +135,18 @@ func modelFamily(ctx context.Context, srv serverRef, model string, tools bool, e
 	defer cancel()
 	switch srv.kind {
 	case "ollama", "":
-		return ollamaFamily(ctx, srv.host, model, tools, errw)
+		return ollamaFamily(ctx, srv.host, model, tools, srv.tv, errw)
 	case "llamacpp":
 		return llamacppFamily(ctx, srv, tools, errw)
 	}
-	return templates.Family{}, fmt.Errorf("the %s backend does not say which chat template %s has: pass --template FAMILY or --chat-template FILE", srv.kind, model)
+	return templates.Family{}, fmt.Errorf("%s does not say which chat template %s has, and toolharness renders the prompt and the tool catalog with it: pass --template FAMILY or --chat-template FILE (toolharness templates list names the families)",
+		reach.ServerName(srv.kind), model)
 }
 
-func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.Writer) (templates.Family, error) {
+func ollamaFamily(ctx context.Context, host, model string, tools bool, tv templateVars, errw io.Writer) (templates.Family, error) {
 	t, err := source.FromOllama(host, model, source.Options{Tools: tools})
 	if err == nil {
-		return loadedFamily(t, errw)
+		return loadedFamily(t, tv, errw)
 	}
 	why := err.Error()
 	u, perr := parseURL(host)
@@ -129,8 +157,15 @@ func ollamaFamily(ctx context.Context, host, model string, tools bool, errw io.W
 	if re := reach.FromError(serr, "ollama", host); re != nil {
 		return templates.Family{}, re
 	}
+	var se api.StatusError
+	if errors.As(serr, &se) && se.StatusCode == http.StatusNotFound {
+		return templates.Family{}, &modelNotFoundError{kind: "ollama", host: host, model: model, err: serr}
+	}
 	if serr != nil {
 		return templates.Family{}, fmt.Errorf("cannot read the chat template of %s (%s; /api/show: %v): pass --template FAMILY or --chat-template FILE", model, why, serr)
+	}
+	if len(tv.vars) > 0 {
+		return templates.Family{}, fmt.Errorf("--template-var %s: only Ollama's Go template of %s is available (%s), and it takes no variables: pass --chat-template FILE for the model's own", strings.Join(tv.names(), ", "), model, why)
 	}
 	f, own, err := ollamatmpl.FamilyOf(model, show.Template, ollamaStops(show.Parameters))
 	if err != nil {
@@ -186,7 +221,7 @@ func llamacppFamily(ctx context.Context, srv serverRef, tools bool, errw io.Writ
 	if strings.TrimSpace(t.Text) == "" {
 		return templates.Family{}, fmt.Errorf("%s/props has no chat_template: pass --template FAMILY or --chat-template FILE", host)
 	}
-	return loadedFamily(t, errw)
+	return loadedFamily(t, srv.tv, errw)
 }
 
 // showLoadedTemplate is templates show --chat-template FILE.
@@ -216,4 +251,80 @@ func showLoadedTemplate(c *cli.Context) error {
 	}
 	_, err = fmt.Fprintf(w, "# template\n%s", f.Source())
 	return err
+}
+
+// isModelName reports whether a template argument (--chat-template,
+// templates inspect's FILE) names an Ollama model rather than a file: no
+// file has that name, it is no absolute or dotted path, and it has none of
+// a template file's extensions.
+func isModelName(arg string) bool {
+	if arg == "" || arg == "-" {
+		return false
+	}
+	if _, err := os.Stat(arg); err == nil || filepath.IsAbs(arg) || strings.HasPrefix(arg, ".") {
+		// A path (an Ollama name is never absolute nor starts with a dot).
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".jinja", ".j2", ".json", ".gguf", ".txt", ".tmpl":
+		return false
+	}
+	return true
+}
+
+// modelArgError says, for a template argument that is no file, that it
+// was looked up as a model and what came of it.
+func modelArgError(arg, host string, err error) error {
+	var mnf *modelNotFoundError
+	var re *reach.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &mnf):
+		return fmt.Errorf("%s: no such file, and Ollama at %s has no model of that name (ollama pull %s to fetch it)", arg, host, arg)
+	case errors.As(err, &re):
+		return fmt.Errorf("%s: no such file, and %s to look it up as a model (--host)", arg, re.Error())
+	}
+	return fmt.Errorf("%s (an Ollama model on %s): %w", arg, host, err)
+}
+
+// modelTemplate loads an Ollama model's own chat template (from its
+// GGUF, which the local server's models folder holds), for the commands
+// that need the Jinja template itself (templates inspect).
+func modelTemplate(c *cli.Context, model string) (*templates.Jinja, error) {
+	host := serverHost(c)
+	t, err := source.FromOllama(host, model, source.Options{Tools: true})
+	if err != nil {
+		// Say whether the server has the model at all.
+		if _, ferr := ollamaFamily(c.Context, host, model, true, templateVars{}, io.Discard); ferr != nil {
+			return nil, modelArgError(model, host, ferr)
+		}
+		return nil, fmt.Errorf("%s: the model's own chat template cannot be read here (%w)", model, err)
+	}
+	return templateWithFlags(c, t)
+}
+
+// templateWithFlags applies --bos, --eos and --template-var to a loaded
+// template and compiles it.
+func templateWithFlags(c *cli.Context, t source.Template) (*templates.Jinja, error) {
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return nil, err
+	}
+	tv.apply(&t)
+	warnMissingTokens(t, t.Tokens.BOS, t.Tokens.EOS, c.App.ErrWriter)
+	return tv.compile(t)
+}
+
+// inspectedTemplate is templates inspect's argument: a template file, or
+// an Ollama model's own template (isModelName).
+func inspectedTemplate(c *cli.Context, arg string) (*templates.Jinja, error) {
+	if isModelName(arg) {
+		return modelTemplate(c, arg)
+	}
+	t, err := source.Load(arg, source.Options{Tools: true, Stdin: c.App.Reader})
+	if err != nil {
+		return nil, err
+	}
+	return templateWithFlags(c, t)
 }

@@ -130,8 +130,12 @@ func TestE2ENoSilentChatMLFallback(t *testing.T) {
 	ctx := context.Background()
 	_, err = modelFamily(ctx, serverRef{kind: "openai", host: srv.URL + "/v1"}, srv.Model, true, &notes)
 	wantFlagsErr("openai backend", err)
-	_, err = modelFamily(ctx, serverRef{kind: "ollama", host: srv.URL}, "no-such-model", true, &notes)
-	wantFlagsErr("unknown Ollama model", err)
+	// A model the server does not have is not a template problem: the
+	// fix is to pull it.
+	pull := `model "no-such-model" not found on ` + srv.URL + `: pull it first (ollama pull no-such-model)`
+	if _, err = modelFamily(ctx, serverRef{kind: "ollama", host: srv.URL}, "no-such-model", true, &notes); err == nil || err.Error() != pull {
+		t.Errorf("unknown Ollama model: err = %v, want %q", err, pull)
+	}
 	// A server that is not there is said so (TestE2EModelFamilyServerErrors
 	// covers both kinds), not mistaken for a model without a template.
 	_, err = modelFamily(ctx, serverRef{kind: "llamacpp", host: "http://127.0.0.1:1"}, "m", true, &notes)
@@ -147,8 +151,9 @@ func TestE2ENoSilentChatMLFallback(t *testing.T) {
 		t.Errorf("model without a GGUF template: family %q, err %v, notes %q", f.Name, err, notes.String())
 	}
 
-	// The commands: render and run without a template for an unknown
-	// model fail with the flags to pass.
+	// The commands: render without a template fails with the flags to
+	// pass, run on an unknown model with the pull command, run on an
+	// OpenAI-compatible server without a template with the flags.
 	conv := filepath.Join(t.TempDir(), "conv.json")
 	if err := os.WriteFile(conv, []byte(`[{"role": "user", "content": "hi"}]`), 0o644); err != nil {
 		t.Fatal(err)
@@ -158,7 +163,7 @@ func TestE2ENoSilentChatMLFallback(t *testing.T) {
 		t.Errorf("render without a template: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = runAgentCLI("", "--host", srv.URL, "run", "--model", "no-such-model", "--max-tokens", "4", "hi")
-	if code != exitHarnessError || !strings.Contains(stderr, flags) {
+	if code != exitHarnessError || stderr != "toolharness: run: "+pull+"\n" {
 		t.Errorf("run on an unknown model: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = runAgentCLI("", "--host", srv.URL, "run", "--backend", "openai", "--model", srv.Model, "--max-tokens", "4", "hi")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -151,9 +152,26 @@ func withConventions(cmds []*cli.Command) {
 					return usageError(c, "--%s is required", name)
 				}
 			}
-			return action(c)
+			return withCommand(c, action(c))
 		}
 	}
+}
+
+// withCommand gives a command's failure its one prefix, the command's
+// name, and says the cause in the user's terms (explainError). An exit
+// error is already the command's line; a message that already starts
+// with the command (or its group: "bench") keeps the prefix it has.
+func withCommand(c *cli.Context, err error) error {
+	var ec cli.ExitCoder
+	if err == nil || errors.As(err, &ec) {
+		return err
+	}
+	msg, name := explainError(c, err), commandPath(c)
+	group, _, _ := strings.Cut(name, " ")
+	if name == "" || strings.HasPrefix(msg, name+": ") || strings.HasPrefix(msg, group+": ") {
+		return cli.Exit(msg, exitHarnessError)
+	}
+	return cli.Exit(name+": "+msg, exitHarnessError)
 }
 
 // takeRequired clears the Required mark of flags and returns their names:
@@ -354,9 +372,33 @@ func readToolsArg(c *cli.Context, what, path string) ([]chat.Tool, error) {
 	}
 	tools, err := chat.ParseTools(data)
 	if err != nil {
+		if lines, ok := toolLines(data); ok {
+			return lines, nil
+		}
 		return nil, fmt.Errorf("%s: %s", displayName(path), userMessage(err))
 	}
 	return tools, nil
+}
+
+// toolLines reads a catalog written one JSON tool per line (what tools
+// list --json writes); ok is false when data is not such a catalog.
+func toolLines(data []byte) ([]chat.Tool, bool) {
+	var tools []chat.Tool
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '{' {
+			return nil, false
+		}
+		ts, err := chat.ParseTools(append(append([]byte("["), line...), ']'))
+		if err != nil {
+			return nil, false
+		}
+		tools = append(tools, ts...)
+	}
+	return tools, len(tools) > 0
 }
 
 // readConversationArg reads a messages file (or "-").

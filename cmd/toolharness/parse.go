@@ -70,7 +70,7 @@ Examples:
    printf '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city":"Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>' | toolharness parse --format deepseek`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
-			&cli.StringSliceFlag{Name: "tools", Usage: "tools: a catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape) or builtin:fs, builtin:bash; comma-separated or repeated"},
+			catalogFlag(),
 			&cli.BoolFlag{Name: "strict", Usage: "disable every repair"},
 			&cli.BoolFlag{Name: "think-open", Usage: "the prompt opened a <think> block: the output is reasoning up to the first </think>"},
 			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
@@ -99,7 +99,7 @@ Examples:
 			}
 			newParser := formatParsers(format)
 			if path := c.String("chat-template"); path != "" {
-				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen); err != nil {
+				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen, c.App.ErrWriter); err != nil {
 					return err
 				}
 			}

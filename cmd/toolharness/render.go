@@ -18,7 +18,7 @@ func renderCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "render",
 		Usage:     "print the exact prompt a template renders",
-		UsageText: "toolharness render (--template NAME | --chat-template FILE) [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
+		UsageText: "toolharness render (--template NAME | --chat-template FILE|MODEL) [--format F] --messages conv.json [--tools tools.json] [--no-generation-prompt] [--now RFC3339] [--verbatim] [--mode raw|chat] [--reminder TEXT]…",
 		Description: `Prints the exact prompt text (raw mode), special tokens and BOS text included, and nothing else.
 Without --format the family's native tool format is used and the output matches the official
 chat template. Untrusted text (user messages, tool results) is made framing-safe: control tokens
@@ -42,19 +42,21 @@ Examples:
    toolharness render --template llama3.2 --mode chat --messages conv.json
    echo '[{"role":"user","content":"hi"}]' | toolharness render --template qwen3 --messages -
    toolharness render --chat-template ./GLM-4.5/ --messages conv.json --tools tools.json
-   toolharness render --chat-template model.gguf --messages conv.json`,
-		Flags: []cli.Flag{
+   toolharness render --chat-template model.gguf --messages conv.json
+   toolharness render --chat-template qwen2.5:7b --host http://127.0.0.1:11434 --messages conv.json`,
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "template family (see toolharness templates list); or --chat-template"},
 			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (" + strings.Join(render.Formats(), ", ") + "; default: the family's native format)"},
 			&cli.StringFlag{Name: "messages", Required: true, Usage: "conversation `FILE` (JSON or YAML; - reads stdin)"},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog `FILE` (JSON or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin)"},
+			catalogFlag(),
 			&cli.BoolFlag{Name: "no-generation-prompt", Usage: "leave out the assistant turn opener"},
 			&cli.StringFlag{Name: "now", Usage: "clock for date-printing templates, RFC3339 or YYYY-MM-DD (default: now)"},
 			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety: byte-identical to the official template"},
 			&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (the prompt string) or chat (the message list, as JSON)"},
 			&cli.StringSliceFlag{Name: "reminder", Usage: "a <system-reminder> for the newest user message (repeatable)"},
-		},
+			hostFlag(),
+		}, templateVarFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := promptFormat(c, "format", c.String("format")); err != nil {
 				return err
@@ -83,6 +85,9 @@ Examples:
 			}
 			if err != nil {
 				return err
+			}
+			if tools != nil && c.String("mode") == "raw" {
+				noteAddedCatalog(fam, c.String("format"), &note)
 			}
 			req := render.Request{
 				Family: fam, Format: c.String("format"), Messages: msgs, Tools: tools,
@@ -135,8 +140,8 @@ func conversationFlags(c *cli.Context) ([]chat.Message, []chat.Tool, time.Time, 
 		return nil, nil, time.Time{}, err
 	}
 	tools := conv.Tools
-	if path := c.String("tools"); path != "" {
-		if tools, err = readToolsArg(c, "--tools", path); err != nil {
+	if c.IsSet("tools") {
+		if tools, err = localToolsFlag(c); err != nil {
 			return nil, nil, time.Time{}, err
 		}
 	}

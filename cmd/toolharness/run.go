@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/agent"
-	"github.com/toolharness/toolharness/internal/reach"
 )
 
 // Exit statuses of run and chat.
@@ -56,9 +53,14 @@ Examples:
 			if task == "" {
 				return usageError(c, `no task given: toolharness run [flags] "task"`)
 			}
-			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return runTask(ctx, c, task)
+			in := watchInterrupts(c.App.ErrWriter, "run")
+			defer in.stop()
+			ctx, end := in.work(c.Context)
+			err := runTask(ctx, c, task)
+			if end() {
+				return interruptedRun(c, err)
+			}
+			return err
 		},
 	}
 }
@@ -80,14 +82,17 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 	defer s.Close()
 	ex, err := s.Send(ctx, task)
 	con.endExchange()
+	if err != nil && ctx.Err() != nil {
+		err = &interruptedError{results: ex.Calls, err: err}
+	}
 	if asJSON {
-		rec := chatRecord{Message: task, Stop: string(ex.Stop), Answer: ex.Answer, Reasoning: ex.Reasoning, Calls: ex.Calls, Retries: ex.Retries}
-		if err != nil {
-			rec.Error = oneLineError(c, err)
+		if werr := writeRecord(c, task, ex, err); werr != nil {
+			return werr
 		}
-		if werr := writeJSONLine(stdout, rec); werr != nil {
-			return cli.Exit("run: "+werr.Error(), exitHarnessError)
-		}
+	}
+	var ie *interruptedError
+	if errors.As(err, &ie) {
+		return err
 	}
 	if err != nil && !errors.Is(err, agent.ErrLimit) {
 		return commandError(c, err)
@@ -96,10 +101,34 @@ func runTask(ctx context.Context, c *cli.Context, task string) error {
 		fmt.Fprintln(stdout, ex.Answer)
 	}
 	if err != nil {
-		return cli.Exit("run: "+err.Error(), exitLimit)
+		return cli.Exit("run: "+explainError(c, err), exitLimit)
 	}
 	return nil
 }
+
+// interruptedRun is the line of a run stopped by Ctrl-C: what the session
+// kept (the tool results, in the trace when there is one).
+func interruptedRun(c *cli.Context, err error) error {
+	kept := 0
+	var ie *interruptedError
+	if errors.As(err, &ie) {
+		kept = ie.results
+	}
+	msg := fmt.Sprintf("run: interrupted; %d results kept", kept)
+	if f := c.String("trace"); f != "" {
+		msg += " in " + f
+	}
+	return cli.Exit(msg, exitInterrupted)
+}
+
+// interruptedError is a session stopped by Ctrl-C, with what it kept.
+type interruptedError struct {
+	results int // tool results the exchange got before the interrupt
+	err     error
+}
+
+func (e *interruptedError) Error() string { return "interrupted" }
+func (e *interruptedError) Unwrap() error { return e.err }
 
 // commandError is err as the one line a command exits with: a usage error
 // as it is, a server that is not there as "cannot reach …", anything else
@@ -109,13 +138,5 @@ func commandError(c *cli.Context, err error) error {
 	if errors.As(err, &ec) {
 		return err
 	}
-	return cli.Exit(commandPath(c)+": "+oneLineError(c, err), exitHarnessError)
-}
-
-// oneLineError shortens a server that cannot be reached to reach's line.
-func oneLineError(c *cli.Context, err error) string {
-	if re := reach.FromError(err, c.String("backend"), serverHost(c)); re != nil {
-		return re.Error()
-	}
-	return err.Error()
+	return cli.Exit(commandPath(c)+": "+explainError(c, err), exitHarnessError)
 }

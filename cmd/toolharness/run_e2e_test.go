@@ -225,7 +225,9 @@ func TestE2EModelFamilyServerErrors(t *testing.T) {
 	srv := ollamatest.Start(t)
 	var notes bytes.Buffer
 	ollama := serverRef{kind: "ollama", host: srv.URL}
-	if _, err := modelFamily(context.Background(), ollama, "no-such-model", false, &notes); err == nil || !strings.Contains(err.Error(), "pass --template FAMILY or --chat-template FILE") {
+	// The model is not there: the fix is to pull it, not a template flag.
+	want := `model "no-such-model" not found on ` + srv.URL + `: pull it first (ollama pull no-such-model)`
+	if _, err := modelFamily(context.Background(), ollama, "no-such-model", false, &notes); err == nil || err.Error() != want {
 		t.Errorf("unknown model: error %v, notes %q", err, notes.String())
 	}
 	dead := deadHost(t)

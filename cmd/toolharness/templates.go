@@ -92,7 +92,7 @@ Examples:
    toolharness templates show qwen3
    toolharness templates show --json llama3.1
    toolharness templates show --chat-template ./GLM-4.5/tokenizer_config.json`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}, chatTemplateFlag()},
+		Flags: append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "the definition as JSON"}, chatTemplateFlag()}, templateVarFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.String("chat-template") != "" {
 				return showLoadedTemplate(c)

@@ -19,10 +19,11 @@ func templatesInspectCommand() *cli.Command {
 		Name:      "inspect",
 		Usage:     "learn how a chat template writes tool calls, by rendering probe conversations through it",
 		ArgsUsage: "FILE",
-		UsageText: `toolharness templates inspect [--json] FILE
+		UsageText: `toolharness templates inspect [--json] [--host URL] FILE|MODEL
 
 FILE is a chat template (.jinja, or - for standard input), a Hugging Face tokenizer_config.json or model
-folder, or a .gguf file (its tokenizer.chat_template and BOS/EOS tokens). The template is rendered
+folder, or a .gguf file (its tokenizer.chat_template and BOS/EOS tokens); a name that is no file is an
+Ollama model on --host, whose own template is read from its GGUF. The template is rendered
 (with toolharness' Jinja engine, configured as transformers configures Jinja2) on probe conversations —
 no tools and tools, one call and two, a turn with reasoning — and the renders are diffed to learn where
 the catalog goes, how a call is written, the reasoning markers and the end-of-turn strings. When the
@@ -39,8 +40,9 @@ Exit status 1 when the derived call syntax does not parse the template's own ren
 Examples:
    toolharness templates inspect chat_template.jinja
    toolharness templates inspect --json ~/models/Qwen3-8B/
-   toolharness templates inspect model.gguf`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}},
+   toolharness templates inspect model.gguf
+   toolharness templates inspect qwen2.5:7b`,
+		Flags: append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"}, hostFlag()}, templateVarFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := maxArgs(c, 1); err != nil {
 				return err
@@ -49,13 +51,18 @@ Examples:
 				return usageError(c, "give one template file (.jinja, -, tokenizer_config.json, a model folder or .gguf)")
 			}
 			path := c.Args().First()
-			tmpl, err := loadChatTemplateFile(path, c.App.Reader)
+			tmpl, err := inspectedTemplate(c, path)
 			if err != nil {
 				return err
 			}
 			res, err := derive.Template(tmpl, time.Now(), nil)
 			if err != nil {
 				return err
+			}
+			if !res.WritesCalls {
+				if f, err := templates.FamilyOf(tmpl); err == nil {
+					fmt.Fprintf(c.App.ErrWriter, "toolharness: %s\n", catalogNote(f.DefaultFormat))
+				}
 			}
 			// The family the template is used as (FamilyOf), not the raw
 			// fingerprint match: Hermes 4's template matches hermes3's
@@ -143,7 +150,7 @@ func loadChatTemplateFile(path string, stdin io.Reader) (*templates.Jinja, error
 // chatTemplateParsers derives the call syntax of the chat template at path
 // and returns its parser factory, and whether the prompt opens reasoning.
 // --format cannot be given with it: the template decides the syntax.
-func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory, bool, error) {
+func chatTemplateParsers(path string, formatSet, thinkOpen bool, errw io.Writer) (parserFactory, bool, error) {
 	if formatSet {
 		return nil, false, errors.New("parse: give --format or --chat-template, not both")
 	}
@@ -158,7 +165,10 @@ func chatTemplateParsers(path string, formatSet, thinkOpen bool) (parserFactory,
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := res.NewOutputParser(parse.Options{}); err != nil {
+	if _, err := res.NewOutputParser(parse.Options{}); errors.Is(err, derive.ErrNoCalls) {
+		newParser, err := addedCatalogParsers(tmpl, errw)
+		return newParser, thinkOpen, err
+	} else if err != nil {
 		return nil, false, fmt.Errorf("parse: %s: %w; parse with --format F (or --format auto) instead", path, err)
 	}
 	// The input is the output after the generation prompt.

@@ -42,7 +42,7 @@ Examples:
    toolharness templates verify --host http://127.0.0.1:8080 --template qwen2.5 --messages conv.json
    toolharness templates verify --host http://127.0.0.1:8080 --messages conv.json --tools tools.json --json
    toolharness templates verify --host http://127.0.0.1:8080 --chat-template ./GLM-4.5/ --messages conv.json`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "host", Usage: "server URL (required), e.g. http://127.0.0.1:8080"},
 			&cli.StringFlag{Name: "backend", Value: "llamacpp", Usage: "server kind: llamacpp (the one with /apply-template)"},
 			&cli.StringFlag{Name: "api-key", EnvVars: []string{"LLAMA_API_KEY"}, Usage: "bearer token for a server run with --api-key"},
@@ -50,12 +50,12 @@ Examples:
 			chatTemplateFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "tool format (default: the family's native format)"},
 			&cli.StringFlag{Name: "messages", Required: true, Usage: "conversation file (JSON or YAML)"},
-			&cli.StringFlag{Name: "tools", Usage: "tool catalog file (JSON or YAML)"},
+			catalogFlag(),
 			&cli.StringFlag{Name: "now", Usage: "clock for date-printing templates, RFC3339 or YYYY-MM-DD (default: now)"},
 			&cli.BoolFlag{Name: "verbatim", Usage: "no framing safety in toolharness's rendering"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on the server exchanges"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"},
-		},
+		}, templateVarFlags()...),
 		Action: verifyAction,
 	}
 }

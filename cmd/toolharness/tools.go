@@ -145,10 +145,14 @@ func toolsCheckCommand() *cli.Command {
 		Usage: "validate calls read as JSON lines on stdin: {\"name\":…,\"arguments\":…}",
 		UsageText: `toolharness tools check --tools FILE|builtin:fs [--mcp CMD|URL]... [--format F] < calls.jsonl
 
-Each output line is {"ok":true,"arguments":{…}} or {"ok":false,"kind":…,"error":"<model-facing message>"}.
+Each input line is a call ({"name":…,"arguments":…}) or an event of toolharness parse, whose text
+and call_start events are skipped. Each output line is {"ok":true,"name":…,"id":…,"arguments":{…}}
+or {"ok":false,"name":…,"id":…,"kind":…,"error":"<model-facing message>"}; the exit status is 1
+when any call is invalid.
 
-Example:
-   echo '{"name":"read_file","arguments":"{\"path\": 5}"}' | toolharness tools check --tools builtin:fs --format xml`,
+Examples:
+   echo '{"name":"read_file","arguments":"{\"path\": 5}"}' | toolharness tools check --tools builtin:fs --format xml
+   toolharness parse --format hermes --tools builtin:fs raw.txt | toolharness tools check --tools builtin:fs`,
 		Flags: append(toolFlags(),
 			&cli.StringFlag{Name: "format", Usage: "the session's tool-call format (" + strings.Join(render.Formats(), ", ") + "); xml, qwen3-coder and tags enable lossless coercions (\"5\" for an integer)"},
 		),
@@ -179,35 +183,35 @@ Example:
 
 type checkLine struct {
 	OK        bool                `json:"ok"`
+	Name      string              `json:"name,omitempty"`
+	ID        string              `json:"id,omitempty"`
 	Arguments json.RawMessage     `json:"arguments,omitempty"`
 	Coercions []registry.Coercion `json:"coercions,omitempty"`
 	Kind      string              `json:"kind,omitempty"`
 	Error     string              `json:"error,omitempty"`
 }
 
-// checkCalls validates one call per input line; a bad line yields an
-// "input" error line, never an aborted run.
+// checkCalls validates one call per input line, a call ({"name",
+// "arguments"}) or an event of toolharness parse: its calls are checked,
+// its errors reported, its text and call_start events skipped. A bad line
+// yields an "input" error line, never an aborted run; any call that is
+// not valid makes the exit status 1.
 func checkCalls(r *registry.Registry, in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	checked, invalid := 0, 0
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		var res checkLine
-		call, err := decodeCheckInput(line)
-		if err != nil {
-			res = checkLine{Kind: "input", Error: err.Error()}
-		} else if v, err := r.Validate(call); err != nil {
-			var e *registry.Error
-			if errors.As(err, &e) {
-				res = checkLine{Kind: string(e.Kind), Error: e.ModelMessage()}
-			} else {
-				res = checkLine{Kind: "internal", Error: err.Error()}
-			}
-		} else {
-			res = checkLine{OK: true, Arguments: v.Call.Arguments, Coercions: v.Coercions}
+		res, skip := checkOne(r, line)
+		if skip {
+			continue
+		}
+		checked++
+		if !res.OK {
+			invalid++
 		}
 		if err := writeJSONLine(out, res); err != nil {
 			return err
@@ -216,26 +220,74 @@ func checkCalls(r *registry.Registry, in io.Reader, out io.Writer) error {
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("tools check: reading stdin: %w", err)
 	}
+	if invalid > 0 {
+		return cli.Exit(fmt.Sprintf("tools check: %d of %d call(s) invalid", invalid, checked), exitHarnessError)
+	}
 	return nil
 }
 
-func decodeCheckInput(line []byte) (chat.ToolCall, error) {
-	var in struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+// checkOne checks one input line; skip is true for parse events that are
+// no call (text, call_start).
+func checkOne(r *registry.Registry, line []byte) (res checkLine, skip bool) {
+	in, err := decodeCheckInput(line)
+	switch {
+	case err != nil:
+		return checkLine{Kind: "input", Error: err.Error()}, false
+	case in.Type != "" && in.Type != "call" && in.Type != "error":
+		return checkLine{}, true
+	case in.Type == "error":
+		// The parser found a call it could not read.
+		return checkLine{Kind: in.Kind, Error: in.Message}, false
+	case in.Error != nil:
+		// The parser already judged the call (an unknown tool, arguments
+		// that are no JSON).
+		return checkLine{Name: in.Name, ID: in.ID, Kind: in.Error.Kind, Error: in.Error.Message}, false
 	}
+	res = checkLine{Name: in.Name, ID: in.ID}
+	v, err := r.Validate(in.call)
+	var e *registry.Error
+	switch {
+	case errors.As(err, &e):
+		res.Kind, res.Error = string(e.Kind), e.ModelMessage()
+	case err != nil:
+		res.Kind, res.Error = "internal", err.Error()
+	default:
+		res.OK, res.Arguments, res.Coercions = true, v.Call.Arguments, v.Coercions
+	}
+	return res, false
+}
+
+// checkInput is one line of tools check: a call, or a parse event.
+type checkInput struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Kind and Message are an error event's; Error a call event's.
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Error   *struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+	call chat.ToolCall
+}
+
+func decodeCheckInput(line []byte) (checkInput, error) {
+	var in checkInput
 	if err := json.Unmarshal(line, &in); err != nil {
-		return chat.ToolCall{}, fmt.Errorf("not a JSON object: %v", err)
+		return in, fmt.Errorf("not a JSON object: %v", err)
 	}
 	args := bytes.TrimSpace(in.Arguments)
 	if len(args) > 0 && args[0] == '"' {
 		var s string
 		if err := json.Unmarshal(args, &s); err != nil {
-			return chat.ToolCall{}, fmt.Errorf("arguments: %v", err)
+			return in, fmt.Errorf("arguments: %v", err)
 		}
 		args = []byte(s)
 	}
-	return chat.ToolCall{Name: in.Name, Arguments: args}, nil
+	in.call = chat.ToolCall{ID: in.ID, Name: in.Name, Arguments: args}
+	return in, nil
 }
 
 func oneLine(s string) string {

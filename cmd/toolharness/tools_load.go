@@ -26,11 +26,18 @@ const defaultMCPTimeout = 30 * time.Second
 // every command that loads tools.
 func toolFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash (or builtin:fs+bash), or a catalog `FILE` (JSON/YAML; OpenAI, Anthropic or Gemini shape; - reads stdin); comma-separated or repeated"},
+		&cli.StringSliceFlag{Name: "tools", Usage: "tools: builtin:fs, builtin:bash (or builtin:fs+bash), or a catalog `FILE` (JSON, JSON lines as tools list --json writes, or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin); comma-separated or repeated"},
 		&cli.StringSliceFlag{Name: "mcp", Usage: "an MCP server: `SPEC` is [NAME=]COMMAND ARGS… or [NAME=]http(s)://URL (repeatable)"},
 		&cli.DurationFlag{Name: "mcp-timeout", Value: defaultMCPTimeout, Usage: "how long an MCP server may take to answer a request (initialize, tools/list, tools/call)"},
 		&cli.StringFlag{Name: "workspace", Value: ".", Usage: "the `DIR` file tools are confined to"},
 	}
+}
+
+// catalogFlag is --tools on the commands that only show or check tools
+// (render, templates verify): catalog files and builtin groups, as on
+// every command, without MCP.
+func catalogFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "tools", Usage: "tools: a catalog `FILE` (JSON, JSON lines as tools list --json writes, or YAML; OpenAI, Anthropic or Gemini shape; - reads stdin) or builtin:fs, builtin:bash; comma-separated or repeated"}
 }
 
 // toolSet is what --tools, --mcp and --workspace ask for, read and
@@ -42,6 +49,9 @@ type toolSet struct {
 	mcp        []mcp.Server
 	workspace  string
 	mcpTimeout time.Duration
+	// bashSandbox is bwrap's path for builtin:bash in a session ("" runs
+	// it unconfined: see bashSandbox).
+	bashSandbox string
 }
 
 // toolFile is one catalog file and its tools.
@@ -85,6 +95,13 @@ func readToolSet(c *cli.Context) (toolSet, error) {
 		s.Timeout = ts.mcpTimeout
 		ts.mcp = append(ts.mcp, s)
 	}
+	if slices.Contains(ts.groups, builtin.GroupBash) && definesFlag(c, "unsafe-bash") {
+		sb, err := bashSandbox(c, builtin.FindSandbox())
+		if err != nil {
+			return ts, err
+		}
+		ts.bashSandbox = sb
+	}
 	if hasFlag(c, "workspace") {
 		ws, err := checkWorkspace(c.String("workspace"))
 		if err != nil {
@@ -93,6 +110,37 @@ func readToolSet(c *cli.Context) (toolSet, error) {
 		ts.workspace = ws
 	}
 	return ts, nil
+}
+
+// bashSandbox decides how builtin:bash runs in a session, given bwrap's
+// path ("" when it is not installed): in bwrap's sandbox when it is
+// there; unconfined with --unsafe-bash, or when each command is asked for;
+// never unconfined with every command approved (--yes) unless
+// --unsafe-bash says so.
+func bashSandbox(c *cli.Context, bwrap string) (string, error) {
+	switch {
+	case c.Bool("unsafe-bash"):
+		return "", nil
+	case bwrap != "":
+		return bwrap, nil
+	case c.Bool("yes"):
+		return "", usageError(c, "--tools builtin:bash with --yes: bwrap (Debian package bubblewrap) is not installed, so every command would run unconfined, approved unseen; install bubblewrap, or pass --unsafe-bash")
+	}
+	fmt.Fprintln(c.App.ErrWriter, "toolharness: builtin:bash runs unconfined (bwrap, Debian package bubblewrap, is not installed): each command is asked for")
+	return "", nil
+}
+
+// definesFlag reports whether the command has the flag, set or not.
+func definesFlag(c *cli.Context, name string) bool {
+	if c.Command == nil {
+		return false
+	}
+	for _, f := range c.Command.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasFlag reports whether the command defines the flag.
@@ -155,7 +203,7 @@ func (ts toolSet) register(r *registry.Registry, declaredFiles bool) error {
 		if ws == "" {
 			ws = "."
 		}
-		if err := builtin.RegisterGroups(r, ts.groups, builtin.Options{Workspace: ws}); err != nil {
+		if err := builtin.RegisterGroups(r, ts.groups, builtin.Options{Workspace: ws, BashSandbox: ts.bashSandbox}); err != nil {
 			return err
 		}
 	}

@@ -51,13 +51,13 @@ func TestToolsCheck(t *testing.T) {
 		``,
 	}, "\n")
 	out, stderr, code := runCLI(t, in, "tools", "check", "--tools", tools, "--format", "xml")
-	if code != 0 {
+	if code != 1 || stderr != "toolharness: tools check: 3 of 5 call(s) invalid\n" {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := `{"ok":true,"arguments":{"city":"Paris","days":2}}
-{"ok":true,"arguments":{"days":3,"city":"Oslo"},"coercions":[{"path":"days","from":"\"3\"","to":"3"}]}
-{"ok":false,"kind":"invalid_arguments","error":"Invalid arguments for get_weather:\n- city: missing (required, expected string)\n- days: expected an integer >= 1, given 0\nA valid call looks like:\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"<city>\",\"days\":1}}"}
-{"ok":false,"kind":"unknown_tool","error":"There is no tool named \"get_wether\". Did you mean: get_weather?\nA valid call looks like:\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"<city>\"}}"}
+	want := `{"ok":true,"name":"get_weather","arguments":{"city":"Paris","days":2}}
+{"ok":true,"name":"get_weather","arguments":{"days":3,"city":"Oslo"},"coercions":[{"path":"days","from":"\"3\"","to":"3"}]}
+{"ok":false,"name":"get_weather","kind":"invalid_arguments","error":"Invalid arguments for get_weather:\n- city: missing (required, expected string)\n- days: expected an integer >= 1, given 0\nA valid call looks like:\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"<city>\",\"days\":1}}"}
+{"ok":false,"name":"get_wether","kind":"unknown_tool","error":"There is no tool named \"get_wether\". Did you mean: get_weather?\nA valid call looks like:\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"<city>\"}}"}
 {"ok":false,"kind":"input","error":"not a JSON object: invalid character 'o' in literal null (expecting 'u')"}
 `
 	if out != want {
@@ -65,8 +65,74 @@ func TestToolsCheck(t *testing.T) {
 	}
 	// Without a text format, "3" stays a string and is refused.
 	out, _, _ = runCLI(t, `{"name":"get_weather","arguments":{"city":"Oslo","days":"3"}}`, "tools", "check", "--tools", tools, "--format", "hermes")
-	if !strings.HasPrefix(out, `{"ok":false,"kind":"invalid_arguments"`) {
+	if !strings.HasPrefix(out, `{"ok":false,"name":"get_weather","kind":"invalid_arguments"`) {
 		t.Errorf("hermes coerced: %s", out)
+	}
+}
+
+// TestToolsCheckReadsParse: parse's events go straight into tools check:
+// text and call_start events are skipped, each call is checked and its
+// line carries its name and id, the parser's errors are reported, and an
+// invalid call makes the exit status 1.
+func TestToolsCheckReadsParse(t *testing.T) {
+	raw := `Let me look. <tool_call>{"name":"read_file","arguments":{"path":5}}</tool_call>` +
+		`<tool_call>{"name":"read_file","arguments":{"path":"a.txt"}}</tool_call><tool_call>{"name":`
+	events, stderr, code := runCLI(t, raw, "parse", "--format", "hermes", "--tools", "builtin:fs")
+	if code != 0 {
+		t.Fatalf("parse: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := runCLI(t, events, "tools", "check", "--tools", "builtin:fs")
+	if code != 1 || stderr != "toolharness: tools check: 2 of 3 call(s) invalid\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want one per call and one for the unfinished call:\n%s", len(lines), out)
+	}
+	for i, want := range []string{
+		`{"ok":false,"name":"read_file","id":"call_0","kind":"invalid_arguments",`,
+		`{"ok":true,"name":"read_file","id":"call_1","arguments":{"path":"a.txt"}}`,
+		`{"ok":false,"kind":"truncated",`,
+	} {
+		if !strings.HasPrefix(lines[i], want) {
+			t.Errorf("line %d: %s\nwant it to start with %s", i+1, lines[i], want)
+		}
+	}
+	// Every call valid: exit 0.
+	events, _, _ = runCLI(t, `<tool_call>{"name":"list_dir","arguments":{"path":"."}}</tool_call>`, "parse", "--format", "hermes")
+	if out, stderr, code := runCLI(t, events, "tools", "check", "--tools", "builtin:fs"); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("exit %d: %s%s", code, out, stderr)
+	}
+}
+
+// TestToolsFlagEverywhere: --tools builtin:GROUP works on render as on
+// every command, and --tools reads back what tools list --json writes.
+func TestToolsFlagEverywhere(t *testing.T) {
+	conv := writeFile(t, "conv.json", `[{"role":"user","content":"hi"}]`)
+	out, stderr, code := runCLI(t, "", "render", "--template", "qwen2.5", "--messages", conv, "--tools", "builtin:fs+bash")
+	if code != 0 || !strings.Contains(out, `"name": "read_file"`) && !strings.Contains(out, `"name":"read_file"`) {
+		t.Fatalf("render --tools builtin:fs: exit %d\n%s%s", code, out, stderr)
+	}
+	listed, _, code := runCLI(t, "", "tools", "list", "--tools", "builtin:fs+bash", "--json")
+	if code != 0 {
+		t.Fatal("tools list failed")
+	}
+	file := writeFile(t, "listed.jsonl", listed)
+	relisted, stderr, code := runCLI(t, "", "tools", "list", "--tools", file, "--json")
+	if code != 0 {
+		t.Fatalf("tools list --tools FILE of tools list --json: exit %d: %s", code, stderr)
+	}
+	// Read from a file, the tools are declared only: the same catalog
+	// but for side effects, which a file does not say to the registry.
+	strip := func(s string) string {
+		return strings.NewReplacer(`"side_effects":true`, `"side_effects":false`).Replace(s)
+	}
+	if strip(relisted) != strip(listed) {
+		t.Errorf("round trip changed the catalog:\n%s\nwas\n%s", relisted, listed)
+	}
+	fromFile, _, code := runCLI(t, "", "render", "--template", "qwen2.5", "--messages", conv, "--tools", file)
+	if code != 0 || fromFile != out {
+		t.Errorf("render with the listed catalog differs from builtin:fs (exit %d)", code)
 	}
 }
 

@@ -32,8 +32,11 @@ func registerBash(r *registry.Registry, ws Workspace, o Options) error {
 	if timeout <= 0 {
 		timeout = defaultBashTimeout
 	}
-	b := bashTool{ws: ws, allow: allow, any: slices.Contains(allow, "*")}
+	b := bashTool{ws: ws, allow: allow, any: slices.Contains(allow, "*"), sandbox: o.BashSandbox}
 	desc := "Run a command in the workspace root and return its output and exit status."
+	if b.sandbox != "" {
+		desc += " It runs in a sandbox: only the workspace's files, no network."
+	}
 	if !b.any {
 		desc += " Allowed commands: " + strings.Join(allow, ", ") + "; no pipes, redirections or substitutions."
 	}
@@ -48,17 +51,20 @@ type bashTool struct {
 	ws    Workspace
 	allow []string
 	any   bool
+	// sandbox is bwrap's path; "" runs commands unconfined.
+	sandbox string
 }
 
 func (b bashTool) run(ctx context.Context, a bashArgs) (string, error) {
-	var cmd *exec.Cmd
+	var argv []string
 	if b.any {
-		cmd = exec.CommandContext(ctx, "bash", "-c", a.Command)
+		argv = []string{"bash", "-c", a.Command}
 	} else {
 		if i := strings.IndexAny(a.Command, shellMeta); i >= 0 {
 			return "", fmt.Errorf("the command contains %q; only a single allowed command with plain arguments can run", a.Command[i])
 		}
-		argv, err := splitWords(a.Command)
+		var err error
+		argv, err = splitWords(a.Command)
 		if err != nil {
 			return "", err
 		}
@@ -68,8 +74,11 @@ func (b bashTool) run(ctx context.Context, a bashArgs) (string, error) {
 		if !slices.Contains(b.allow, argv[0]) {
 			return "", fmt.Errorf("%q is not an allowed command (allowed: %s)", argv[0], strings.Join(b.allow, ", "))
 		}
-		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 	}
+	if b.sandbox != "" {
+		argv = append([]string{b.sandbox}, sandboxArgs(b.ws.root, argv)...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = b.ws.root
 	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer

@@ -28,6 +28,10 @@ type Options struct {
 	// command line). Empty means DefaultBashAllow; "*" allows any command
 	// line, run with bash -c.
 	BashAllow []string
+	// BashSandbox is the path of bwrap (FindSandbox): bash commands then
+	// run confined to the workspace, without network (sandboxArgs).
+	// Empty runs them unconfined, as the user running toolharness.
+	BashSandbox string
 	// BashTimeout bounds one bash command (default 60s).
 	BashTimeout time.Duration
 	// Deferred registers the tools as deferred (loaded with tool_search).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,5 +219,72 @@ func TestBash(t *testing.T) {
 	}
 	if !r.SideEffects("bash") {
 		t.Error("bash is not side-effecting")
+	}
+}
+
+// TestBashSandbox: with bwrap, bash sees the workspace and nothing else
+// of the host: a file outside it (directly or through a symlink) cannot
+// be read, /etc is not there, and no socket can be opened, not even to
+// the host's loopback; the workspace is writable. The same commands
+// unconfined do reach the file and the socket, so the checks can fail.
+func TestBashSandbox(t *testing.T) {
+	bwrap := FindSandbox()
+	if bwrap == "" {
+		t.Fatal("bwrap is not installed (Debian package bubblewrap; make deps installs it)")
+	}
+	ws, outside := setup(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	secret := filepath.Join(outside, "secret")
+	connect := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port)
+	confined := newReg(t, ws, Options{Bash: true, BashAllow: []string{"*"}, BashSandbox: bwrap})
+	open := newReg(t, ws, Options{Bash: true, BashAllow: []string{"*"}})
+	run := func(r *registry.Registry, cmd string) string {
+		o := call(t, r, "bash", map[string]any{"command": cmd})
+		if o.Err != nil {
+			t.Fatalf("%q: %v", cmd, o.Err)
+		}
+		return o.Result.Content
+	}
+	for _, cmd := range []string{"cat " + secret, "cat out/secret"} {
+		if got := run(open, cmd); !strings.Contains(got, "top secret") {
+			t.Fatalf("unconfined %q: %q (the check cannot fail)", cmd, got)
+		}
+		if got := run(confined, cmd); strings.Contains(got, "top secret") || !strings.Contains(got, "[exit status") {
+			t.Errorf("sandboxed %q read outside the workspace: %q", cmd, got)
+		}
+	}
+	if got := run(open, connect); !strings.Contains(got, "connected") {
+		t.Fatalf("unconfined connect: %q (the check cannot fail)", got)
+	}
+	if got := run(confined, connect); strings.Contains(got, "connected") {
+		t.Errorf("sandboxed bash opened a socket: %q", got)
+	}
+	if got := run(confined, "ls /etc/hostname /root"); !strings.Contains(got, "No such file") {
+		t.Errorf("sandboxed bash sees /etc or /root: %q", got)
+	}
+	if got := run(confined, "cat a.txt && echo made > new.txt && pwd"); got != "one\ntwo\nthree\n"+ws {
+		t.Errorf("sandboxed bash in the workspace: %q", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(ws, "new.txt")); err != nil || string(data) != "made\n" {
+		t.Errorf("a write in the workspace did not reach it: %q %v", data, err)
+	}
+	// The allow-list runs through the sandbox too.
+	listed := newReg(t, ws, Options{Bash: true, BashAllow: []string{"cat"}, BashSandbox: bwrap})
+	if got := run(listed, "cat "+secret); strings.Contains(got, "top secret") {
+		t.Errorf("allow-listed cat read outside the workspace: %q", got)
 	}
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTemplateVars: --bos and --eos give a bare .jinja its tokens, and one
+// that prints them without says so naming the flags; --template-var
+// passes keyword arguments to the template, JSON values typed.
+func TestTemplateVars(t *testing.T) {
+	bare := writeFile(t, "bare.jinja", "{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}")
+	qwen3 := writeFile(t, "qwen3.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
+	conv := writeFile(t, "conv.json", `[{"role":"user","content":"hi"}]`)
+
+	out, stderr, code := runCLI(t, "", "render", "--chat-template", bare, "--messages", conv)
+	want := "prints bos_token (--bos TEXT) and eos_token (--eos TEXT), which"
+	if code != 0 || out != "[user]hi[assistant]" || !strings.Contains(stderr, "toolharness: warning: the template of ") || !strings.Contains(stderr, want) {
+		t.Errorf("without --bos: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	out, stderr, code = runCLI(t, "", "render", "--chat-template", bare, "--bos", "<s>", "--eos", "</s>", "--messages", conv)
+	if code != 0 || out != "<s>[user]hi</s>[assistant]" || strings.Contains(stderr, "warning") {
+		t.Errorf("with --bos: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+
+	out, stderr, code = runCLI(t, "", "render", "--chat-template", qwen3, "--messages", conv)
+	if code != 0 || strings.Contains(out, "<think>") {
+		t.Fatalf("qwen3: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	out, stderr, code = runCLI(t, "", "render", "--chat-template", qwen3, "--template-var", "enable_thinking=false", "--messages", conv)
+	if code != 0 || !strings.HasSuffix(out, "<|im_start|>assistant\n<think>\n\n</think>\n\n") {
+		t.Errorf("enable_thinking=false: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	// "false" is JSON false, not the string "false" (which is true).
+	out, _, _ = runCLI(t, "", "render", "--chat-template", qwen3, "--template-var", `enable_thinking="false"`, "--messages", conv)
+	if strings.Contains(out, "<think>") {
+		t.Errorf("a string value was read as JSON false: %q", out)
+	}
+
+	for _, tc := range []struct{ args []string }{
+		{[]string{"render", "--template", "qwen3", "--template-var", "enable_thinking=false", "--messages", conv}},
+		{[]string{"render", "--chat-template", qwen3, "--template-var", "no value", "--messages", conv}},
+	} {
+		if _, stderr, code := runCLI(t, "", tc.args...); code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--template-var") {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, stderr)
+		}
+	}
+}
