@@ -180,7 +180,12 @@ func identParen(buf []byte, j int) (verdict, string) {
 	return vYes, name
 }
 
-var fenceLabels = map[string]bool{"": true, "json": true, "tool_call": true, "tool_calls": true, "tool_code": true, "jsonc": true}
+var fenceLabels = map[string]bool{"": true, "json": true, "tool_call": true, "tool_calls": true, "tool_code": true, "jsonc": true,
+	"python": true, "py": true}
+
+// jsonFenceLabels are the labels of fences that hold JSON only: the
+// others may hold a Python call without list brackets.
+var jsonFenceLabels = map[string]bool{"json": true, "jsonc": true, "tool_call": true, "tool_calls": true}
 
 func (b *block) fence() verdict {
 	buf := b.buf
@@ -215,10 +220,10 @@ func (b *block) fence() verdict {
 		return callish(buf, j)
 	case c == '[':
 		return b.bracket(j, false)
-	case label == "tool_code":
+	case !jsonFenceLabels[label]:
 		v, name := identParen(buf, j)
 		if v == vYes {
-			b.sub, b.name = dPythonic, name
+			b.sub, b.name, b.unbracketed = dPythonic, name, true
 		}
 		return v
 	}

@@ -40,7 +40,7 @@ func (p *Parser) finish(end int, eof bool) {
 				commit = true
 			}
 		}
-		if b.op.kind == kBare && p.tools == nil {
+		if b.markerless() && p.tools == nil {
 			// Without a catalog, prose that starts with a word and a
 			// parenthesis is only a call if it reads as one.
 			commit = len(calls) > 0 && calls[0].err == nil && berr == nil

@@ -208,6 +208,7 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 	case "pythonic":
 		ops = append(ops, opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true})
 		add(lenient, c.fence)
+		ops = append(ops, familyOpeners(format, lenient)...)
 	case "harmony":
 		ops = append(ops, c.harmony...)
 		ops = append(ops, harmonyFrames...)
