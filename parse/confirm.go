@@ -125,15 +125,71 @@ func (b *block) bracket(i int, jsonOnly bool) verdict {
 	if jsonOnly {
 		return vNo
 	}
-	if q := buf[j]; q == '\'' || q == '"' {
-		// ['f(a=1)']: a call quoted as a string.
-		j++
-	}
-	v, name := identParen(buf, j)
+	// ['f(a=1)'], ['f'(a=1)]: a call or its name quoted as a string.
+	v, name := callAt(buf, j)
 	if v == vYes {
 		b.sub, b.name = dPythonic, name
 	}
 	return v
+}
+
+// pythonStart: Python calls without list brackets start at buf[j]: a
+// call, a quoted call, or (lenient readers only see it) a tuple of calls.
+func (b *block) pythonStart(j int) verdict {
+	buf := b.buf
+	if j < len(buf) && buf[j] == '(' {
+		k := skipWS(buf, j+1)
+		if k-j > 64 {
+			return vNo
+		}
+		j = k
+	}
+	v, name := callAt(buf, j)
+	if v == vYes {
+		b.sub, b.name = dPythonic, name
+	}
+	return v
+}
+
+// callAt: a Python call starts at buf[j]: name(…, or quoted, 'name(…
+// (a call written as a string) or 'name'(… (its name as a string).
+func callAt(buf []byte, j int) (verdict, string) {
+	if j >= len(buf) {
+		return vMore, ""
+	}
+	q := buf[j]
+	if q != '\'' && q != '"' {
+		return identParen(buf, j)
+	}
+	if v, name := identParen(buf, j+1); v != vNo {
+		return v, name
+	}
+	k := j + 1
+	for k < len(buf) && (isIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		if k-j > 64 {
+			return vNo, ""
+		}
+		k++
+	}
+	if k == j+1 {
+		return vNo, ""
+	}
+	if k >= len(buf) {
+		return vMore, ""
+	}
+	if buf[k] != q {
+		return vNo, ""
+	}
+	e := k
+	for k++; k < len(buf) && (buf[k] == ' ' || buf[k] == '\t'); k++ {
+	}
+	if k >= len(buf) {
+		return vMore, ""
+	}
+	if buf[k] != '(' || !isDottedName(string(buf[j+1:e])) {
+		return vNo, ""
+	}
+	return vYes, string(buf[j+1 : e])
 }
 
 // identParen: an identifier (dots allowed) and then '(' at buf[j].
@@ -221,10 +277,8 @@ func (b *block) fence() verdict {
 	case c == '[':
 		return b.bracket(j, false)
 	case !jsonFenceLabels[label]:
-		v, name := identParen(buf, j)
-		if v == vYes {
-			b.sub, b.name, b.unbracketed = dPythonic, name, true
-		}
+		v := b.pythonStart(j)
+		b.unbracketed = v == vYes
 		return v
 	}
 	return vNo
