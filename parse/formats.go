@@ -20,6 +20,7 @@ const (
 	kPrefix                   // a marker followed by one JSON value (<|python_tag|>, [TOOL_CALLS])
 	kBare                     // no marker: a call at the start of the turn (bare.go)
 	kFrame                    // no block: a marker that frames the reply's parts (parts.go)
+	kTurn                     // no block: a marker of another turn, which ends this one (turn.go)
 )
 
 // decoder says how a finished block's content is read.
@@ -78,6 +79,11 @@ type table struct {
 	// over prose.
 	first  [256]bool
 	maxLen int
+	// nlNext marks the second bytes of the markers that start with a
+	// newline, nl (a newline) their first: the quick cycle reads a
+	// newline before any other byte as text.
+	nlNext [256]bool
+	nl     string
 }
 
 // anyFirst reports whether s holds a byte a marker starts with.
@@ -113,6 +119,9 @@ func newTable(ops []opener) *table {
 		t.ops[i].markerB, t.ops[i].closerB = []byte(op.marker), []byte(op.closer)
 		t.byFirst[op.marker[0]] = append(t.byFirst[op.marker[0]], i)
 		t.first[op.marker[0]] = true
+		if op.marker[0] == '\n' && len(op.marker) > 1 {
+			t.nlNext[op.marker[1]], t.nl = true, op.marker[:1]
+		}
 		if len(op.marker) > t.maxLen {
 			t.maxLen = len(op.marker)
 		}
