@@ -48,6 +48,9 @@ type Group struct {
 	// error kind; StrictFailureKinds by StrictFailureKind.
 	FailureKinds       map[string]int `json:"failure_kinds,omitempty"`
 	StrictFailureKinds map[string]int `json:"strict_failure_kinds,omitempty"`
+	// Repairs counts the lenient parser's repairs, by kind, over the
+	// calls of first attempts.
+	Repairs map[string]int `json:"repairs,omitempty"`
 	Verdicts           map[string]int `json:"verdicts"`
 
 	PromptTokensP50    float64 `json:"prompt_tokens_p50"`
@@ -176,6 +179,11 @@ func summarizeGroup(k groupKey, recs []Record) Group {
 		schema.add(len(r.SchemaErrors) > 0)
 		if kind := r.Lenient.FailureKind(); kind != "" {
 			inc(&g.FailureKinds, kind)
+		}
+		for _, c := range r.Lenient.Calls {
+			for _, rep := range c.Repairs {
+				inc(&g.Repairs, rep)
+			}
 		}
 		if strictKind != "" {
 			inc(&g.StrictFailureKinds, strictKind)

@@ -78,7 +78,24 @@ func Table(w io.Writer, s bench.Summary) error {
 	if err := writeAligned(w, rows, left); err != nil {
 		return err
 	}
+	if err := repairNote(w, s.Groups); err != nil {
+		return err
+	}
 	return errorNote(w, s.Groups)
+}
+
+// repairNote lists, under a table, the lenient parser's repairs of each
+// group that made any.
+func repairNote(w io.Writer, groups []bench.Group) error {
+	for _, g := range groups {
+		if len(g.Repairs) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "repairs (%s %s %s): %s\n", g.Model, g.Format, g.Mode, kinds(g.Repairs)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errorNote says, under a table, how many cases failed in the harness or
