@@ -50,8 +50,8 @@ type Group struct {
 	StrictFailureKinds map[string]int `json:"strict_failure_kinds,omitempty"`
 	// Repairs counts the lenient parser's repairs, by kind, over the
 	// calls of first attempts.
-	Repairs map[string]int `json:"repairs,omitempty"`
-	Verdicts           map[string]int `json:"verdicts"`
+	Repairs  map[string]int `json:"repairs,omitempty"`
+	Verdicts map[string]int `json:"verdicts"`
 
 	PromptTokensP50    float64 `json:"prompt_tokens_p50"`
 	PromptTokensP90    float64 `json:"prompt_tokens_p90"`
