@@ -37,7 +37,7 @@ const (
 )
 
 // String returns the name used in JSON ("content", "reasoning",
-// "framing").
+// "framing", "overrun").
 func (p Part) String() string {
 	switch p {
 	case PartContent:
