@@ -380,21 +380,32 @@ func (b *block) cutAtCloser(limit int) int {
 // insideString reports whether a JSON (or Python) value that starts with
 // s ends inside a string.
 func insideString(s []byte) bool {
-	var quote byte
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote == 0:
-			if c == '"' || c == '\'' {
-				quote = c
+		if c := s[i]; c == '"' || c == '\'' {
+			end, ok := skipString(s, i)
+			if !ok {
+				return true
 			}
-		case c == '\\':
-			i++
-		case c == quote:
-			quote = 0
+			i = end - 1
 		}
 	}
-	return quote != 0
+	return false
+}
+
+// skipString returns the index after the string whose opening quote is
+// s[i] (" or ', backslash escapes); ok is false when it does not end in
+// s.
+func skipString[T text](s T, i int) (end int, ok bool) {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case q:
+			return j + 1, true
+		}
+	}
+	return len(s), false
 }
 
 // valueEnd returns the index after the JSON value of a jsonInTag block,

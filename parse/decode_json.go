@@ -113,21 +113,14 @@ func readValues(content string, strict bool) ([]any, repairs, error) {
 // a string, or has a closer that does not match its opener.
 func balanceBrackets(content string) (string, bool) {
 	var open []byte
-	var quote byte
 	for i := 0; i < len(content); i++ {
-		c := content[i]
-		if quote != 0 {
-			switch c {
-			case '\\':
-				i++
-			case quote:
-				quote = 0
-			}
-			continue
-		}
-		switch c {
+		switch c := content[i]; c {
 		case '"', '\'':
-			quote = c
+			end, ok := skipString(content, i)
+			if !ok {
+				return "", false
+			}
+			i = end - 1
 		case '{':
 			open = append(open, '}')
 		case '[':
@@ -146,7 +139,7 @@ func balanceBrackets(content string) (string, bool) {
 			open = open[:len(open)-1]
 		}
 	}
-	if quote != 0 || len(open) == 0 || len(open) > maxExtraClosers {
+	if len(open) == 0 || len(open) > maxExtraClosers {
 		return "", false
 	}
 	fixed := []byte(strings.TrimRight(content, " \t\r\n"))

@@ -201,22 +201,14 @@ func (r *relaxed) tuple() (any, error) {
 func (r *relaxed) expression() (any, error) {
 	start := r.i
 	depth := 0
-	var quote byte
+	closed := true
 scan:
 	for ; r.i < len(r.s); r.i++ {
-		c := r.s[r.i]
-		if quote != 0 {
-			switch c {
-			case '\\':
-				r.i++
-			case quote:
-				quote = 0
-			}
-			continue
-		}
-		switch c {
+		switch c := r.s[r.i]; c {
 		case '"', '\'':
-			quote = c
+			var end int
+			end, closed = skipString(r.s, r.i)
+			r.i = end - 1
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':
@@ -238,7 +230,7 @@ scan:
 		}
 	}
 	text := strings.TrimSpace(r.s[start:r.i])
-	if text == "" || quote != 0 || depth != 0 {
+	if text == "" || !closed || depth != 0 {
 		r.i = start
 		return nil, r.fail("unexpected %s", r.near())
 	}
