@@ -69,9 +69,12 @@ func (p *Parser) decodeJSONSlow(content string, base int, keys objectKeys, array
 	vals, rep, err := readValues(content, strict)
 	if err != nil && !strict {
 		// A call object a bracket or two short or too many, balanced.
-		if fixed, ok := balanceBrackets(content); ok {
+		if fixed, added, ok := balanceBrackets(content); ok {
 			if v, rep2, err2 := readValues(fixed, false); err2 == nil {
 				vals, rep, err = v, rep2|rMissingBraces, nil
+				if added {
+					rep |= rAddedClosers
+				}
 			}
 		}
 	}
@@ -109,16 +112,17 @@ func readValues(content string, strict bool) ([]any, repairs, error) {
 // are not and at most maxExtraClosers are missing at the end or left over
 // after the value: the closers still open are added, in order, and
 // closers after the value has closed (only brackets and whitespace
-// follow) are dropped. ok is false when content is balanced, ends inside
-// a string, or has a closer that does not match its opener.
-func balanceBrackets(content string) (string, bool) {
+// follow) are dropped; added says which. ok is false when content is
+// balanced, ends inside a string, or has a closer that does not match its
+// opener.
+func balanceBrackets(content string) (fixed string, added, ok bool) {
 	var open []byte
 	for i := 0; i < len(content); i++ {
 		switch c := content[i]; c {
 		case '"', '\'':
 			end, ok := skipString(content, i)
 			if !ok {
-				return "", false
+				return "", false, false
 			}
 			i = end - 1
 		case '{':
@@ -129,24 +133,24 @@ func balanceBrackets(content string) (string, bool) {
 			if len(open) == 0 {
 				rest := strings.TrimLeft(content[i:], "}] \t\r\n")
 				if rest != "" || strings.Count(content[i:], "}")+strings.Count(content[i:], "]") > maxExtraClosers {
-					return "", false
+					return "", false, false
 				}
-				return content[:i], true
+				return content[:i], false, true
 			}
 			if open[len(open)-1] != c {
-				return "", false
+				return "", false, false
 			}
 			open = open[:len(open)-1]
 		}
 	}
 	if len(open) == 0 || len(open) > maxExtraClosers {
-		return "", false
+		return "", false, false
 	}
-	fixed := []byte(strings.TrimRight(content, " \t\r\n"))
+	b := []byte(strings.TrimRight(content, " \t\r\n"))
 	for i := len(open) - 1; i >= 0; i-- {
-		fixed = append(fixed, open[i])
+		b = append(b, open[i])
 	}
-	return string(fixed), true
+	return string(b), true, true
 }
 
 // missingBraces reads `"name": …, "arguments": {…}` written without the

@@ -149,3 +149,24 @@ func TestTurnMarkersOption(t *testing.T) {
 		}
 	}
 }
+
+// TestBraceShortAtTheEnd: a call object a brace short is only closed by
+// missing_braces before its closing tag; cut off at the end of the
+// output it is truncated, as before.
+func TestBraceShortAtTheEnd(t *testing.T) {
+	for _, in := range []string{
+		`<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}`,
+		"<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}\n",
+		`<tool_call>{"name": "read_file", "arguments": {`,
+	} {
+		for _, format := range []string{"hermes", "auto"} {
+			r, err := String(format, in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(view{Errors: []string{"truncated"}}, viewOf(r)); d != "" {
+				t.Errorf("%s %q (-want +got):\n%s", format, in, d)
+			}
+		}
+	}
+}

@@ -61,7 +61,7 @@ func (p *Parser) finish(end int, eof bool) {
 			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 		}
 	}
-	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil) {
+	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil || calls[0].repairs&rAddedClosers != 0) {
 		p.emitErr(KindTruncated, b.start, truncatedMsg(b.op), raw)
 		return
 	}

@@ -176,7 +176,7 @@ func harmonyTable(t *table) *table {
 		if op.kind == kHarmony || op.kind == kFrame {
 			c := op.marker[0]
 			h.byFirst[c] = append(h.byFirst[c], i)
-			h.first[c] = true
+			h.first[c], h.fast[c] = true, true
 			n++
 		}
 	}

@@ -42,6 +42,12 @@ const (
 	rQuotedName
 	rTupleList
 	rLineContinuation
+
+	// rAddedClosers marks a call whose missing_braces repair added
+	// closing brackets: at the end of the output without its closing
+	// tag, it was cut off rather than a brace short (finish). Not a
+	// repair of its own, so not in repairNames.
+	rAddedClosers repairs = 1 << 31
 )
 
 var repairNames = [...]string{
