@@ -78,7 +78,7 @@ type table struct {
 	// first marks the bytes a marker can start with; fast the same but
 	// a newline, which anyFirst leaves to nlSafe.
 	first, fast [256]bool
-	maxLen int
+	maxLen      int
 	// nlNext marks the second bytes of the markers that start with a
 	// newline, nl (a newline) their first: the quick cycle reads a
 	// newline before any other byte as text.
