@@ -90,10 +90,15 @@ type table struct {
 // fast skip over prose: a newline counts only where it may start a turn
 // marker (nlSafe).
 func (t *table) anyFirst(s string) bool {
-	if t.nl != "" && !t.nlSafe(s) {
-		return true
+	if !anyOf(s, &t.first) {
+		return false
 	}
-	f := &t.fast
+	// Only a chunk with a newline or a marker byte pays for the look.
+	return t.nl == "" || anyOf(s, &t.fast) || !t.nlSafe(s)
+}
+
+// anyOf reports whether s holds a byte f marks.
+func anyOf(s string, f *[256]bool) bool {
 	// Four bytes a step: streamed chunks are a few bytes, and this runs
 	// once per chunk of prose.
 	for len(s) >= 4 {
