@@ -17,6 +17,10 @@ const (
 	EventCallStart EventKind = "call_start"
 	EventCall      EventKind = "call"
 	EventError     EventKind = "error"
+	// EventEndTurn: the model went on past its turn with an invented
+	// next one; Err says where (kind overran_turn). What follows is
+	// overrun text, not calls.
+	EventEndTurn EventKind = "end_turn"
 )
 
 // Event is one event of a streaming parse, in the loop's own terms (the

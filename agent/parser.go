@@ -37,6 +37,8 @@ func (s *parseStream) emit(ev parse.Event) {
 		out.Kind, out.Call = EventCall, &c
 	case parse.EventError:
 		out.Kind = EventError
+	case parse.EventEndTurn:
+		out.Kind = EventEndTurn
 	default:
 		return
 	}

@@ -297,6 +297,10 @@ func (g *generation) handle(evs []Event) {
 // text keeps every part in the content the history replays, but hooks see
 // only the answer and the reasoning, not framing markup.
 func (g *generation) text(text string, part parse.Part) {
+	if part == parse.PartOverrun {
+		// An invented next turn: not this turn's content (Raw keeps it).
+		return
+	}
 	g.content.WriteString(text)
 	switch part {
 	case parse.PartContent:

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,6 +120,15 @@ func (r *renderer) Stop() []string {
 	stop := append([]string(nil), r.fam.Stop...)
 	if r.opts.StopAfterCall {
 		stop = append(stop, parse.StopSequences(r.format)...)
+	}
+	// A model its stop tokens do not stop may go on with an invented
+	// next turn ("\nUser: …", "\n### Instruction: …"): its plain-text
+	// role markers stop it too (the parser ends the turn at them when
+	// the server did not).
+	for _, s := range parse.StopStrings() {
+		if !slices.Contains(stop, s) {
+			stop = append(stop, s)
+		}
 	}
 	return stop
 }

@@ -40,6 +40,9 @@ func FromParse(res parse.Result) ParseResult {
 	for _, e := range res.Errors {
 		out.Errors = append(out.Errors, Problem{Kind: string(e.Kind), Message: e.Message})
 	}
+	if e := res.EndTurn; e != nil {
+		out.EndTurn = &Problem{Kind: string(e.Kind), Message: e.Message}
+	}
 	return out
 }
 

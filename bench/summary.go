@@ -57,7 +57,10 @@ type Group struct {
 	// error kind; StrictFailureKinds by StrictFailureKind.
 	FailureKinds       map[string]int `json:"failure_kinds,omitempty"`
 	StrictFailureKinds map[string]int `json:"strict_failure_kinds,omitempty"`
-	Verdicts           map[string]int `json:"verdicts"`
+	// Repairs counts the lenient parser's repairs, by kind, over the
+	// calls of first attempts.
+	Repairs  map[string]int `json:"repairs,omitempty"`
+	Verdicts map[string]int `json:"verdicts"`
 
 	PromptTokensP50    float64 `json:"prompt_tokens_p50"`
 	PromptTokensP90    float64 `json:"prompt_tokens_p90"`
@@ -253,6 +256,11 @@ func (t *tally) add(g *Group, r Record) {
 	}
 	if kind := r.Lenient.FailureKind(); kind != "" {
 		inc(&g.FailureKinds, kind)
+	}
+	for _, c := range r.Lenient.Calls {
+		for _, rep := range c.Repairs {
+			inc(&g.Repairs, rep)
+		}
 	}
 	if strictKind != "" {
 		inc(&g.StrictFailureKinds, strictKind)

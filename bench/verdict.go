@@ -26,18 +26,25 @@ type ParseResult struct {
 	Errors []Problem `json:"errors,omitempty"`
 	// Content is the text outside calls.
 	Content string `json:"content,omitempty"`
+	// EndTurn is set when the output went on past its turn (kind
+	// overran_turn): the calls after it were not taken.
+	EndTurn *Problem `json:"end_turn,omitempty"`
 }
 
 // Failed reports whether the parser reported any problem.
 func (p ParseResult) Failed() bool { return p.FailureKind() != "" }
 
 // FailureKind is the kind of the first problem, "" when there is none.
-// Calls come before block errors: a bad call is the more specific news.
+// Calls come before an overrun turn and block errors: a bad call is the
+// more specific news.
 func (p ParseResult) FailureKind() string {
 	for _, c := range p.Calls {
 		if c.Error != nil {
 			return c.Error.Kind
 		}
+	}
+	if p.EndTurn != nil {
+		return KindOverranTurn
 	}
 	if len(p.Errors) > 0 {
 		return p.Errors[0].Kind
@@ -81,6 +88,10 @@ func StrictFailureKind(strict, lenient ParseResult) string {
 // catalog does not have; the benchmark scores it as a wrong tool.
 const KindUnknownTool = "unknown_tool"
 
+// KindOverranTurn is the parser's kind for an output that went on past
+// its turn (an invented next turn); its own verdict.
+const KindOverranTurn = "overran_turn"
+
 // onlyUnknownTools reports whether every problem is an unknown tool.
 func (p ParseResult) onlyUnknownTools() bool {
 	if len(p.Errors) > 0 {
@@ -112,6 +123,9 @@ const (
 	// VerdictTruncated is a generation the token limit cut: the output is
 	// not what the model would have written, so it is not judged.
 	VerdictTruncated Verdict = "truncated"
+	// VerdictOverranTurn: the model went on writing another turn after
+	// its own (what it called there was not taken).
+	VerdictOverranTurn Verdict = "overran_turn"
 	// VerdictError is a harness or server failure: no model output to judge.
 	VerdictError Verdict = "error"
 )
@@ -141,11 +155,18 @@ func (v Verdict) Success() bool { return v == VerdictOK || v == VerdictUnscored 
 // reliable to compare), then schema failures, then the comparison itself.
 // A call naming an unknown tool is a wrong tool, not a parse failure.
 func Judge(exp Expectation, lenient ParseResult, schemaInvalid bool) Verdict {
+	overran := lenient.FailureKind() == KindOverranTurn
 	if exp.NoCall {
-		if len(lenient.Calls) > 0 || lenient.Failed() {
+		switch {
+		case len(lenient.Calls) > 0 || lenient.Failed() && !overran:
 			return VerdictFalseCall
+		case overran:
+			return VerdictOverranTurn
 		}
 		return VerdictOK
+	}
+	if overran {
+		return VerdictOverranTurn
 	}
 	unknown := false
 	if lenient.Failed() {

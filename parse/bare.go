@@ -50,7 +50,9 @@ func (p *Parser) startBare(s string) (rest string, opened bool) {
 		return "", false
 	}
 	p.bare = false
-	if c := s[0]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+	c := s[0]
+	python := p.bareOp.dec != dNameLine && (c == '(' || c == '\'' || c == '"')
+	if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || python) {
 		return s, false
 	}
 	o := p.bareOp
@@ -63,10 +65,7 @@ func (p *Parser) startBare(s string) (rest string, opened bool) {
 func (b *block) confirmBare(eof bool) verdict {
 	b.vstart = 0
 	if b.op.dec != dNameLine {
-		v, name := identParen(b.buf, 0)
-		if v == vYes {
-			b.name, b.sub = name, dPythonic
-		}
+		v := b.pythonStart(0)
 		if v != vNo || b.op.dec == dPythonic {
 			return v
 		}
@@ -121,15 +120,17 @@ func (b *block) nameLine(j int) verdict {
 // goes on from it. A trailing ';' belongs to the block.
 func (b *block) anotherBare(eof bool) (status, int, bool) {
 	buf := b.buf
-	j := skipWS(buf, b.vend)
+	j, cont := skipPyWS(buf, b.vend)
 	sep := j
 	if j < len(buf) && (buf[j] == ',' || buf[j] == ';') {
-		j = skipWS(buf, j+1)
+		var more bool
+		j, more = skipPyWS(buf, j+1)
+		cont = cont || more
 	}
 	if j-b.vend > 64 {
 		return stDone, b.vend, true
 	}
-	if j >= len(buf) {
+	if j >= len(buf) || !eof && partialContinuation(buf, j) {
 		if !eof {
 			return stMore, 0, true
 		}
@@ -139,11 +140,11 @@ func (b *block) anotherBare(eof bool) (status, int, bool) {
 		}
 		return stDone, b.vend, true
 	}
-	if sep == j {
+	if sep == j && !cont {
 		// No separator: what follows is not one more call.
 		return stDone, b.vend, true
 	}
-	switch v, _ := identParen(buf, j); v {
+	switch v, _ := callAt(buf, j); v {
 	case vMore:
 		if eof {
 			return stDone, b.vend, true
@@ -158,4 +159,30 @@ func (b *block) anotherBare(eof bool) (status, int, bool) {
 	}
 	b.phase, b.vpos, b.depth, b.closed = 0, j, 0, false
 	return 0, 0, false
+}
+
+// skipPyWS skips whitespace and line continuations (a backslash at the
+// end of a line) from buf[j:]; cont says it skipped a continuation.
+func skipPyWS(buf []byte, j int) (int, bool) {
+	cont := false
+	for {
+		j = skipWS(buf, j)
+		n := continuation(buf, j)
+		if n == 0 {
+			return j, cont
+		}
+		j, cont = j+n, true
+	}
+}
+
+// partialContinuation: buf ends in the first bytes of a line
+// continuation at j.
+func partialContinuation(buf []byte, j int) bool {
+	switch len(buf) - j {
+	case 1:
+		return buf[j] == '\\'
+	case 2:
+		return buf[j] == '\\' && buf[j+1] == '\r'
+	}
+	return false
 }

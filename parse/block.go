@@ -78,11 +78,16 @@ type block struct {
 	// closerAt is where jsonInTag saw the closing marker start, while it
 	// is not all there.
 	closerAt int
+	// jstart is where a jsonInTag value starts; closeFrom is where
+	// cutAtCloser looks for the closing marker next.
+	jstart, closeFrom int
 
 	closed, reopened, trailed bool
 	startSent, earlyDone      bool
 	// nameMissed: scanName has looked for the name and not found it.
 	nameMissed bool
+	// unbracketed: a fence holds a Python call without list brackets.
+	unbracketed bool
 	// nameFrom is where scanName's next look at a JSON call starts
 	// (jsonNameFrom); scanFrom where findEnd's does.
 	nameFrom, scanFrom int
@@ -106,6 +111,11 @@ func (b *block) reset(op *opener, start int) {
 }
 
 func (b *block) contentLen() int { return len(b.buf) - b.vstart }
+
+// markerless: the block's call has no marker of its own (a bare call, a
+// Python call alone in a fence), so that without a catalog only a
+// clean reading makes it a call.
+func (b *block) markerless() bool { return b.op.kind == kBare || b.unbracketed }
 
 // advance says whether the block goes on, ended (at end, a buf index), or
 // was not a call after all, reading the block's bytes from where its own
@@ -270,7 +280,7 @@ func (b *block) jsonInTag(eof bool) (status, int, bool) {
 			b.jmode = 2
 			return 0, 0, false
 		}
-		b.jmode, b.vpos, b.seen = 1, j, j
+		b.jmode, b.vpos, b.seen, b.jstart, b.closeFrom = 1, j, j, j, j
 		b.slow = !b.fast || buf[j] != '{'
 	}
 	if b.jend == 0 {
@@ -286,6 +296,9 @@ func (b *block) jsonInTag(eof bool) (status, int, bool) {
 	}
 	t := b.op.closer
 	j := skipWS(buf, b.jend)
+	if st, end, ok := b.extraClosers(j, eof); ok {
+		return st, end, true
+	}
 	rem := len(buf) - j
 	switch {
 	case rem >= len(t) && string(buf[j:j+len(t)]) == t:
@@ -301,6 +314,98 @@ func (b *block) jsonInTag(eof bool) (status, int, bool) {
 	}
 	b.vend, b.reopened = b.jend, true
 	return stDone, b.jend, true
+}
+
+// maxExtraClosers bounds the brackets too many that extraClosers takes
+// before the closing marker.
+const maxExtraClosers = 3
+
+// extraClosers takes a call object written with a bracket or two too many
+// (`{…}}}</tool_call>`): when only closing brackets and whitespace lie
+// between the value's end j and the closing marker, the block ends at the
+// marker, and decoding drops the brackets (missing_braces). ok is false
+// when something else follows the value.
+func (b *block) extraClosers(j int, eof bool) (status, int, bool) {
+	buf, t := b.buf, b.op.closer
+	k := j
+	for n := 0; n < maxExtraClosers && k < len(buf) && (buf[k] == '}' || buf[k] == ']'); n++ {
+		k = skipWS(buf, k+1)
+	}
+	if k == j {
+		return 0, 0, false
+	}
+	rem := len(buf) - k
+	switch {
+	case rem >= len(t) && string(buf[k:k+len(t)]) == t:
+		b.vend, b.closed = k, true
+		return stDone, k + len(t), true
+	case rem < len(t) && string(buf[k:]) == t[:rem] && !eof:
+		if rem > 0 {
+			b.closerAt = k
+		}
+		return stMore, 0, true
+	case rem == 0 && eof:
+		// The closer was a stop sequence.
+		b.vend = len(buf)
+		return stDone, len(buf), true
+	}
+	return 0, 0, false
+}
+
+// cutAtCloser returns where the block's closing marker starts inside a
+// value that has not ended by limit (the value's end, or -1 when it has
+// not ended yet), outside its strings: a call object a brace short
+// (`{"name": …, "arguments": {…}</tool_call>`) ends there, and decoding
+// adds the brace (missing_braces). It returns -1 when there is none.
+func (b *block) cutAtCloser(limit int) int {
+	buf, t := b.buf, b.op.closerB
+	if limit < 0 {
+		limit = len(buf)
+	}
+	for b.closeFrom+len(t) <= limit {
+		k := bytes.Index(buf[b.closeFrom:limit], t)
+		if k < 0 {
+			break
+		}
+		k += b.closeFrom
+		b.closeFrom = k + 1
+		if !insideString(buf[b.jstart:k]) {
+			return k
+		}
+	}
+	b.closeFrom = max(b.closeFrom, limit-len(t)+1)
+	return -1
+}
+
+// insideString reports whether a JSON (or Python) value that starts with
+// s ends inside a string.
+func insideString(s []byte) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\'' {
+			end, ok := skipString(s, i)
+			if !ok {
+				return true
+			}
+			i = end - 1
+		}
+	}
+	return false
+}
+
+// skipString returns the index after the string whose opening quote is
+// s[i] (" or ', backslash escapes); ok is false when it does not end in
+// s.
+func skipString[T text](s T, i int) (end int, ok bool) {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case q:
+			return j + 1, true
+		}
+	}
+	return len(s), false
 }
 
 // valueEnd returns the index after the JSON value of a jsonInTag block,
@@ -340,7 +445,14 @@ func (b *block) valueEnd(eof, now bool) int {
 		}
 		b.slow = true
 	}
-	return b.track()
+	end := b.track()
+	if len(b.op.closerB) > 0 {
+		if k := b.cutAtCloser(end); k >= 0 {
+			// The value ends where its block does.
+			return k
+		}
+	}
+	return end
 }
 
 // setLane sets inValue to on and, when on, what sends a lane chunk on
@@ -350,7 +462,9 @@ func (b *block) setLane(on bool) {
 	b.inValue = on
 	b.laneMask, b.laneUntil = markLess, math.MaxInt
 	if b.slow {
-		b.laneMask = markClosing
+		// A '<' may start the closing marker inside a value a brace
+		// short (cutAtCloser).
+		b.laneMask = markClosing | markLess
 	} else if b.lastClose > 0 {
 		b.laneUntil = b.lastClose + proseAfterValue
 	}
@@ -486,7 +600,8 @@ func (b *block) track() int {
 // inQuoteSpecial those it looks at inside one.
 // trackSpecial is their union (1, so that a chunk's bytes can be ORed
 // without a branch): bytes outside it never change track's state (except
-// the one after a backslash).
+// the one after a backslash). It marks '<' with 2: it changes nothing for
+// track, but may start the closing marker inside a value (cutAtCloser).
 var valueSpecial, inQuoteSpecial, trackSpecial = func() (v, q [256]bool, t [256]uint8) {
 	for _, c := range []byte(`"'{}[]()`) {
 		v[c], t[c] = true, 1
@@ -494,6 +609,7 @@ var valueSpecial, inQuoteSpecial, trackSpecial = func() (v, q [256]bool, t [256]
 	for _, c := range []byte(`"'\`) {
 		q[c], t[c] = true, 1
 	}
+	t['<'] = 2
 	return v, q, t
 }()
 

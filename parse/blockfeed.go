@@ -154,7 +154,7 @@ func (p *Parser) early(old int) {
 	if b.startSent || !b.confirmed || b.earlyDone {
 		return
 	}
-	if b.op.kind == kBare && p.tools == nil || p.fenced && b.op.tentative {
+	if b.markerless() && p.tools == nil || p.fenced && b.op.tentative {
 		// Only the decoded block tells (finish).
 		return
 	}

@@ -124,15 +124,71 @@ func (b *block) bracket(i int, jsonOnly bool) verdict {
 	if jsonOnly {
 		return vNo
 	}
-	if q := buf[j]; q == '\'' || q == '"' {
-		// ['f(a=1)']: a call quoted as a string.
-		j++
-	}
-	v, name := identParen(buf, j)
+	// ['f(a=1)'], ['f'(a=1)]: a call or its name quoted as a string.
+	v, name := callAt(buf, j)
 	if v == vYes {
 		b.sub, b.name = dPythonic, name
 	}
 	return v
+}
+
+// pythonStart: Python calls without list brackets start at buf[j]: a
+// call, a quoted call, or (lenient readers only see it) a tuple of calls.
+func (b *block) pythonStart(j int) verdict {
+	buf := b.buf
+	if j < len(buf) && buf[j] == '(' {
+		k := skipWS(buf, j+1)
+		if k-j > 64 {
+			return vNo
+		}
+		j = k
+	}
+	v, name := callAt(buf, j)
+	if v == vYes {
+		b.sub, b.name = dPythonic, name
+	}
+	return v
+}
+
+// callAt: a Python call starts at buf[j]: name(…, or quoted, 'name(…
+// (a call written as a string) or 'name'(… (its name as a string).
+func callAt(buf []byte, j int) (verdict, string) {
+	if j >= len(buf) {
+		return vMore, ""
+	}
+	q := buf[j]
+	if q != '\'' && q != '"' {
+		return identParen(buf, j)
+	}
+	if v, name := identParen(buf, j+1); v != vNo {
+		return v, name
+	}
+	k := j + 1
+	for k < len(buf) && (isIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		if k-j > 64 {
+			return vNo, ""
+		}
+		k++
+	}
+	if k == j+1 {
+		return vNo, ""
+	}
+	if k >= len(buf) {
+		return vMore, ""
+	}
+	if buf[k] != q {
+		return vNo, ""
+	}
+	e := k
+	for k++; k < len(buf) && (buf[k] == ' ' || buf[k] == '\t'); k++ {
+	}
+	if k >= len(buf) {
+		return vMore, ""
+	}
+	if buf[k] != '(' || !isDottedName(string(buf[j+1:e])) {
+		return vNo, ""
+	}
+	return vYes, string(buf[j+1 : e])
 }
 
 // identParen: an identifier (dots allowed) and then '(' at buf[j].
@@ -179,7 +235,12 @@ func identParen(buf []byte, j int) (verdict, string) {
 	return vYes, name
 }
 
-var fenceLabels = map[string]bool{"": true, "json": true, "tool_call": true, "tool_calls": true, "tool_code": true, "jsonc": true}
+var fenceLabels = map[string]bool{"": true, "json": true, "tool_call": true, "tool_calls": true, "tool_code": true, "jsonc": true,
+	"python": true, "py": true}
+
+// jsonFenceLabels are the labels of fences that hold JSON only: the
+// others may hold a Python call without list brackets.
+var jsonFenceLabels = map[string]bool{"json": true, "jsonc": true, "tool_call": true, "tool_calls": true}
 
 func (b *block) fence() verdict {
 	buf := b.buf
@@ -214,11 +275,9 @@ func (b *block) fence() verdict {
 		return callish(buf, j)
 	case c == '[':
 		return b.bracket(j, false)
-	case label == "tool_code":
-		v, name := identParen(buf, j)
-		if v == vYes {
-			b.sub, b.name = dPythonic, name
-		}
+	case !jsonFenceLabels[label]:
+		v := b.pythonStart(j)
+		b.unbracketed = v == vYes
 		return v
 	}
 	return vNo

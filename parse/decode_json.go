@@ -66,6 +66,28 @@ func (p *Parser) decodeJSONSlow(content string, base int, keys objectKeys, array
 			return calls, nil
 		}
 	}
+	vals, rep, err := readValues(content, strict)
+	if err != nil && !strict {
+		// A call object a bracket or two short or too many, balanced.
+		if fixed, added, ok := balanceBrackets(content); ok {
+			if v, rep2, err2 := readValues(fixed, false); err2 == nil {
+				vals, rep, err = v, rep2|rMissingBraces, nil
+				if added {
+					rep |= rAddedClosers
+				}
+			}
+		}
+	}
+	calls := p.jsonCalls(vals, rep, keys, arrayNative, base)
+	if err != nil {
+		return calls, jsonErr(err, base, "the tool call")
+	}
+	return calls, nil
+}
+
+// readValues reads the JSON values of a block's content, one after the
+// other (',' or ';' between them allowed), as far as they read.
+func readValues(content string, strict bool) ([]any, repairs, error) {
 	r := relaxed{s: content, strict: strict}
 	var vals []any
 	for {
@@ -79,11 +101,56 @@ func (p *Parser) decodeJSONSlow(content string, base int, keys objectKeys, array
 		}
 		v, err := r.value()
 		if err != nil {
-			return p.jsonCalls(vals, r.repairs, keys, arrayNative, base), jsonErr(err, base, "the tool call")
+			return vals, r.repairs, err
 		}
 		vals = append(vals, v)
 	}
-	return p.jsonCalls(vals, r.repairs, keys, arrayNative, base), nil
+	return vals, r.repairs, nil
+}
+
+// balanceBrackets returns content with its brackets balanced, when they
+// are not and at most maxExtraClosers are missing at the end or left over
+// after the value: the closers still open are added, in order, and
+// closers after the value has closed (only brackets and whitespace
+// follow) are dropped; added says which. ok is false when content is
+// balanced, ends inside a string, or has a closer that does not match its
+// opener.
+func balanceBrackets(content string) (fixed string, added, ok bool) {
+	var open []byte
+	for i := 0; i < len(content); i++ {
+		switch c := content[i]; c {
+		case '"', '\'':
+			end, ok := skipString(content, i)
+			if !ok {
+				return "", false, false
+			}
+			i = end - 1
+		case '{':
+			open = append(open, '}')
+		case '[':
+			open = append(open, ']')
+		case '}', ']':
+			if len(open) == 0 {
+				rest := strings.TrimLeft(content[i:], "}] \t\r\n")
+				if rest != "" || strings.Count(content[i:], "}")+strings.Count(content[i:], "]") > maxExtraClosers {
+					return "", false, false
+				}
+				return content[:i], false, true
+			}
+			if open[len(open)-1] != c {
+				return "", false, false
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	if len(open) == 0 || len(open) > maxExtraClosers {
+		return "", false, false
+	}
+	b := []byte(strings.TrimRight(content, " \t\r\n"))
+	for i := len(open) - 1; i >= 0; i-- {
+		b = append(b, open[i])
+	}
+	return string(b), true, true
 }
 
 // missingBraces reads `"name": …, "arguments": {…}` written without the

@@ -279,36 +279,44 @@ func (p *Parser) decodeTags(tool, s string, base int) ([]dcall, *Error) {
 	return []dcall{a.call(rep)}, nil
 }
 
-// decodePythonic reads [f(a=1, b="x"), g()] (brackets optional).
+// decodePythonic reads [f(a=1, b="x"), g()] (brackets optional;
+// lenient, a tuple of calls too).
 func (p *Parser) decodePythonic(s string, base int) ([]dcall, *Error) {
-	r := relaxed{s: s, python: true}
+	lenient := !p.opts.Strict
+	r := relaxed{s: s, python: true, exprs: lenient}
 	r.ws()
-	bracket := r.i < len(s) && s[r.i] == '['
-	if bracket {
+	var closer byte
+	if r.i < len(s) && (s[r.i] == '[' || s[r.i] == '(' && lenient) {
+		closer = ']'
+		if s[r.i] == '(' {
+			// (f(a=1), g(b=2)): the calls as a tuple.
+			closer = ')'
+			r.repairs |= rTupleList
+		}
 		r.i++
 	}
 	var calls []dcall
 	for {
-		r.ws()
+		p.pyWS(&r)
 		if r.i >= len(s) {
-			if bracket {
-				return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "unclosed '[' in the call list"}
+			if closer != 0 {
+				return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: fmt.Sprintf("unclosed call list; close it with '%c'", closer)}
 			}
 			break
 		}
-		if bracket && s[r.i] == ']' {
+		if closer != 0 && s[r.i] == closer {
 			r.i++
 			break
 		}
-		if q := s[r.i]; (q == '\'' || q == '"') && !p.opts.Strict {
-			// ['f(a=1)']: the call quoted as a string.
+		if q := s[r.i]; (q == '\'' || q == '"') && lenient {
+			// ['f(a=1)']: the call quoted as a string; or its name.
 			c, err := p.quotedCall(&r, base)
 			if err != nil {
 				return calls, err
 			}
 			calls = append(calls, c...)
 		} else {
-			name, rep := pyName(&r, !p.opts.Strict)
+			name, rep := pyName(&r, lenient)
 			r.ws()
 			if name == "" || r.i >= len(s) || s[r.i] != '(' {
 				return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "expected a call like tool(arg=value)"}
@@ -321,16 +329,47 @@ func (p *Parser) decodePythonic(s string, base int) ([]dcall, *Error) {
 			c.repairs |= rep
 			calls = append(calls, c)
 		}
-		r.ws()
-		if r.i < len(s) && (s[r.i] == ',' || s[r.i] == ';' && !bracket) {
+		p.pyWS(&r)
+		if r.i < len(s) && (s[r.i] == ',' || s[r.i] == ';' && closer == 0) {
 			r.i++
 		}
 	}
-	r.ws()
+	p.pyWS(&r)
 	if r.i < len(s) {
 		return calls, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: "unexpected text after the call list"}
 	}
+	if r.repairs != 0 {
+		for i := range calls {
+			calls[i].repairs |= r.repairs & (rTupleList | rLineContinuation)
+		}
+	}
 	return calls, nil
+}
+
+// pyWS skips whitespace and, lenient, line continuations (a backslash
+// at the end of a line, line_continuation).
+func (p *Parser) pyWS(r *relaxed) {
+	for {
+		r.ws()
+		n := continuation(r.s, r.i)
+		if n == 0 || p.opts.Strict {
+			return
+		}
+		r.i += n
+		r.repairs |= rLineContinuation
+	}
+}
+
+// continuation returns the length of a line continuation at s[i:]
+// (backslash, newline), 0 if there is none.
+func continuation[T text](s T, i int) int {
+	switch {
+	case i+1 < len(s) && s[i] == '\\' && s[i+1] == '\n':
+		return 2
+	case i+2 < len(s) && s[i] == '\\' && s[i+1] == '\r' && s[i+2] == '\n':
+		return 3
+	}
+	return 0
 }
 
 // pyName reads a dotted or dashed identifier at r.i; lenient, a
@@ -361,7 +400,8 @@ func unescapeName(n string, escaped bool) (string, repairs) {
 	return strings.ReplaceAll(n, `\_`, "_"), rMarkdownEscape
 }
 
-// quotedCall reads a call written as a Python string in a list.
+// quotedCall reads a call written as a Python string ('f(a=1)'), or a
+// call whose name is quoted ('f'(a=1), quoted_name).
 func (p *Parser) quotedCall(r *relaxed, base int) ([]dcall, *Error) {
 	at := r.i
 	v, err := r.str()
@@ -369,7 +409,25 @@ func (p *Parser) quotedCall(r *relaxed, base int) ([]dcall, *Error) {
 		return nil, jsonErr(err, base, "the quoted call")
 	}
 	inner, _ := v.(string)
+	after := r.i
+	r.ws()
+	if r.i < len(r.s) && r.s[r.i] == '(' && isDottedName(inner) {
+		r.i++
+		c, err := p.pyArgs(r, inner, base)
+		c.repairs |= rQuotedName
+		return []dcall{c}, err
+	}
+	r.i = after
 	calls, e := p.decodePythonic(inner, base+at+1)
+	if e != nil || len(calls) == 0 {
+		// 'f(a=1, b='x')': quotes of the same kind inside the string,
+		// which then ends too early; read as a call, and its closing
+		// quote after it.
+		if c, ok := p.unescapedQuotes(r, at, base); ok {
+			return []dcall{c}, nil
+		}
+		r.i = after
+	}
 	if e != nil {
 		return calls, e
 	}
@@ -382,12 +440,32 @@ func (p *Parser) quotedCall(r *relaxed, base int) ([]dcall, *Error) {
 	return calls, nil
 }
 
+// unescapedQuotes reads the call inside the quotes that open at r.s[at]
+// as Python, up to the same quote after its ')'.
+func (p *Parser) unescapedQuotes(r *relaxed, at int, base int) (dcall, bool) {
+	q := r.s[at]
+	r.i = at + 1
+	name, rep := pyName(r, true)
+	r.ws()
+	if name == "" || r.i >= len(r.s) || r.s[r.i] != '(' {
+		return dcall{}, false
+	}
+	r.i++
+	c, err := p.pyArgs(r, name, base)
+	if err != nil || c.err != nil || r.i >= len(r.s) || r.s[r.i] != q {
+		return dcall{}, false
+	}
+	r.i++
+	c.repairs |= rep | rQuotedCall | rUnescapedQuotes
+	return c, true
+}
+
 func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 	c := dcall{name: name}
 	var obj chat.Object
 	var positional []any
 	for {
-		r.ws()
+		p.pyWS(r)
 		if r.i >= len(r.s) {
 			return c, &Error{Kind: KindBadJSON, Offset: base + r.i, Message: fmt.Sprintf("unclosed '(' in call of %s", name)}
 		}
@@ -410,15 +488,14 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 		} else {
 			r.i = save
 		}
+		// A bare identifier (a variable name in a Java or JavaScript
+		// question) or another expression is kept as its text (relaxed's
+		// exprs).
+		before := r.repairs
+		r.repairs = 0
 		v, err := r.value()
-		if err != nil && !p.opts.Strict {
-			// A bare identifier (a variable name in a Java or
-			// JavaScript question) is kept as its text.
-			if id, ok := bareIdentifier(r); ok {
-				v, err = id, nil
-				c.repairs |= rBareIdentifier
-			}
-		}
+		c.repairs |= r.repairs & (rBareIdentifier | rExpressionValue | rTupleValue)
+		r.repairs |= before
 		if err != nil {
 			return c, jsonErr(err, base, "the arguments of "+name)
 		}
@@ -427,7 +504,7 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 		} else {
 			obj.Members = append(obj.Members, chat.Member{Key: key, Value: v})
 		}
-		r.ws()
+		p.pyWS(r)
 		if r.i < len(r.s) && r.s[r.i] == ',' {
 			r.i++
 		}
@@ -447,23 +524,6 @@ func (p *Parser) pyArgs(r *relaxed, name string, base int) (dcall, *Error) {
 	}
 	c.args = encode(&obj)
 	return c, nil
-}
-
-// bareIdentifier reads a dotted identifier at r.i that ends an argument
-// (',' or ')' follows).
-func bareIdentifier(r *relaxed) (string, bool) {
-	start := r.i
-	name, _ := pyName(r, true)
-	if name == "" || name[0] >= '0' && name[0] <= '9' {
-		r.i = start
-		return "", false
-	}
-	r.ws()
-	if r.i < len(r.s) && (r.s[r.i] == ',' || r.s[r.i] == ')') {
-		return name, true
-	}
-	r.i = start
-	return "", false
 }
 
 // untilClose is the element body before closer and closer's index;

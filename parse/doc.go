@@ -15,6 +15,7 @@
 //	mistral      [TOOL_CALLS][{"name": …, "arguments": {…}}, …]   (also [TOOL_CALLS]name[ARGS]{…})
 //	qwen3-coder  <tool_call><function=T><parameter=p>v</parameter></function></tool_call>
 //	pythonic     [get_weather(city="Paris"), read(path="a.txt", limit=5)]
+//	             (also LFM2's <|tool_call_start|>[…]<|tool_call_end|>)
 //	harmony      <|channel|>commentary to=functions.T <|constrain|>json<|message|>{…}<|call|>
 //	             (also <|start|>assistant to=functions.T<|channel|>commentary json<|message|>…)
 //	tags         <read_file><path>a.txt</path></read_file>   (one tag per registered tool)
@@ -43,16 +44,18 @@
 //	func (p *Parser) Format() string
 //	func String(format, text string, opts Options) (Result, error)
 //	func StopSequences(format string) []string
+//	func TurnMarkers() []string    // the markers of another turn the turn ends at
+//	func StopStrings() []string    // the plain-text ones, as stop strings
 //	func Kinds() []Kind            // the closed list of error kinds
 //	func RepairKinds() []string    // every repair a call can carry
 //	func Answer(evs []Event) string     // the text of the content parts
 //	func Reasoning(evs []Event) string  // the text of the reasoning parts
 //
-//	type Options struct { Tools []chat.Tool; Strict bool; ThinkOpen bool }
+//	type Options struct { Tools []chat.Tool; Strict bool; ThinkOpen bool; TurnMarkers []string }
 //	type Event struct { Type EventType; Part Part; Text string; Call chat.ToolCall; Err *Error }
 //	type Part uint8                // PartContent (0), PartReasoning, PartFraming
 //	type Error struct { Kind Kind; Offset int; Message string; Raw string }
-//	type Result struct { Content, Answer, Reasoning string; Calls []Call; Errors []*Error }
+//	type Result struct { Content, Answer, Reasoning string; Calls []Call; Errors []*Error; EndTurn *Error }
 //	type Call struct { chat.ToolCall; Err *Error }
 //
 // Feed allocates nothing while streaming prose; the memory a Parser
@@ -85,6 +88,9 @@
 //     still an EventCall, with what could be decoded, and Err set.
 //   - EventError: a problem not attached to a call (such as a block that was
 //     never closed); Err.Raw holds the bytes concerned, so nothing is lost.
+//   - EventEndTurn: the model went on past its turn with a marker of
+//     another turn (see Invented turns); Err (kind overran_turn) says
+//     where. Everything after it is PartOverrun text.
 //
 // Apart from the splitting of text, the events of every chunking equal those
 // of a one-shot parse, parts included (fuzzed by FuzzChunkInvariance). Text
@@ -176,6 +182,8 @@
 //	PartFraming    the reasoning block's markers; harmony's <|start|>assistant,
 //	               <|channel|>C<|message|> headers, <|end|>, <|return|>,
 //	               and a <|call|> outside a call
+//	PartOverrun    an invented next turn, from its marker on (see Invented
+//	               turns)
 //
 // In harmony and auto, the final channel's messages are content, and so
 // are commentary messages without a recipient (preambles to calls); a
@@ -208,6 +216,7 @@
 //	unexpected_tag  an element that has no place in the format (unknown
 //	                parameter tag, stray element inside a call block)
 //	input           (CLI batch mode only) an input line that is not a record
+//	overran_turn    (EventEndTurn only) the reply went on with another turn
 //
 // Every Error has a byte Offset into the turn's text and a short Message a
 // model can act on; Error() prefixes it with "parse: ".
@@ -232,7 +241,16 @@
 // FunctionGemma value), marker_spelling (a family's marker in a spelling
 // other than its template's: DeepSeek's with ASCII bars, Kimi K2's
 // section marker in the singular), quoted_string (a FunctionGemma string
-// or key in JSON quotes instead of between <escape> markers). With a
+// or key in JSON quotes instead of between <escape> markers); and in
+// Python calls what an AST decoder reads: tuple_value ((52.5, 13.4) as a
+// list), expression_value (df['age'] as its source text; a bare name
+// anywhere is bare_identifier), unescaped_quotes ('f(a='x')': a quoted
+// call whose inner quotes are of the same kind), quoted_name
+// ('f'(a=1)), tuple_list ((f(a=1), g(b=2))), line_continuation (a
+// backslash at the end of a line between calls or arguments). A
+// quoted call alone at the start of a reply is quoted_call and
+// missing_brackets. A call object a bracket or two short or over before
+// its closing tag is closed there (missing_braces). With a
 // catalog, a repaired block is only taken as a call when it names a
 // registered tool; otherwise it stays content. Options.Strict disables
 // every repair.
@@ -240,6 +258,19 @@
 // A block whose closing marker never arrives is accepted when its content is
 // complete, because the closing marker is usually a stop sequence
 // ([StopSequences]) that the server removed.
+//
+// # Invented turns
+//
+// A model its server does not stop at the end of its turn may go on
+// writing the next ones itself: an invented user question, then another
+// answer with more calls. Those calls are not this turn's. At the first
+// marker of another turn ([TurnMarkers]: <|im_start|>user,
+// <|start|>user, <|start_header_id|>user, and at the start of a line
+// ### Instruction, ### Response, Human:, User:; Options.TurnMarkers adds
+// a template's own), in every format, strict or lenient, outside call
+// blocks and reasoning, the parser emits an EventEndTurn and the rest of
+// the output is PartOverrun text, never calls. [StopStrings] gives the
+// plain-text markers for a backend to stop at.
 //
 // # Values
 //

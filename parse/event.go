@@ -15,10 +15,13 @@ const (
 	EventCallStart
 	EventCall
 	EventError
+	// EventEndTurn says the turn ended at a marker of another turn
+	// (turn.go); Err says where and which (kind overran_turn).
+	EventEndTurn
 )
 
 // String returns the name used on the command line ("text", "call_start",
-// "call", "error").
+// "call", "error", "end_turn").
 func (t EventType) String() string {
 	switch t {
 	case EventText:
@@ -29,6 +32,8 @@ func (t EventType) String() string {
 		return "call"
 	case EventError:
 		return "error"
+	case EventEndTurn:
+		return "end_turn"
 	}
 	return fmt.Sprintf("event(%d)", uint8(t))
 }
@@ -64,12 +69,15 @@ const (
 	KindTruncated     Kind = "truncated"
 	KindUnexpectedTag Kind = "unexpected_tag"
 	KindInput         Kind = "input"
+	// KindOverranTurn is the error of an EventEndTurn: the model went
+	// on writing another turn.
+	KindOverranTurn Kind = "overran_turn"
 )
 
 // Kinds returns every error kind, in documentation order.
 func Kinds() []Kind {
 	return []Kind{KindUnclosedBlock, KindBadJSON, KindBadArguments, KindUnknownTool,
-		KindMissingName, KindBadValue, KindTruncated, KindUnexpectedTag, KindInput}
+		KindMissingName, KindBadValue, KindTruncated, KindUnexpectedTag, KindInput, KindOverranTurn}
 }
 
 // Error is a problem with the model's output.
@@ -95,6 +103,9 @@ type Options struct {
 	Tools []chat.Tool
 	// Strict disables every repair.
 	Strict bool
+	// TurnMarkers are markers of other turns besides TurnMarkers() (a
+	// template's own role headers): the turn ends at one (turn.go).
+	TurnMarkers []string
 	// ThinkOpen says the prompt already opened a reasoning block (the
 	// generation prompt ends with <think>, as in Qwen3 "Thinking-2507" and
 	// DeepSeek-R1 templates): the output starts inside it, and everything
@@ -120,6 +131,8 @@ type Result struct {
 	Calls                      []Call
 	// Errors are the problems not attached to a call.
 	Errors []*Error
+	// EndTurn is set when the turn ended at a marker of another turn.
+	EndTurn *Error
 }
 
 // String parses a whole text at once, for the benchmark and batch tools.
@@ -148,6 +161,8 @@ func (p *Parser) parseAll(text string) Result {
 			r.Calls = append(r.Calls, Call{ToolCall: e.Call, Err: e.Err})
 		case EventError:
 			r.Errors = append(r.Errors, e.Err)
+		case EventEndTurn:
+			r.EndTurn = e.Err
 		}
 	}
 	p.Feed(text, emit)

@@ -20,7 +20,8 @@ import "strings"
 // auto also reads syntaxes that have no format of their own:
 // <|tool_call|>[{…}]<|/tool_call|> (Phi-4-mini; Granite 3.x writes no
 // close), Apriel's <tool_calls>[{…}]</tool_calls> and Gemma 4's
-// <|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>.
+// <|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>; auto and pythonic
+// read LFM2's <|tool_call_start|>[f(a=1)]<|tool_call_end|>.
 //
 // Lenient, each also accepts its markers in the spellings models and
 // conversions write besides the template's (marker_spelling): DeepSeek's
@@ -144,6 +145,13 @@ var aprielFamily = family{
 	tentative: true,
 }
 
+// lfm2Family is LFM2's Python call list between its own special tokens,
+// <|tool_call_start|>[f(a=1)]<|tool_call_end|>, what LFM2 models write
+// whatever their template says.
+var lfm2Family = family{
+	syn: Syntax{Label: "lfm2", CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyPythonList},
+}
+
 // familiesOf returns the syntaxes of a named format built on them.
 func familiesOf(format string) []family {
 	switch format {
@@ -159,9 +167,11 @@ func familiesOf(format string) []family {
 		return []family{minimaxFamily}
 	case "seed-oss":
 		return []family{seedFamily}
+	case "pythonic":
+		return []family{lfm2Family}
 	case "auto":
 		return []family{deepseekFamily, dsmlFamily, kimiFamily, functionaryFamily, functionGemmaFamily, gemma4Family, minimaxFamily, seedFamily,
-			toolCallTokenFamily, aprielFamily}
+			toolCallTokenFamily, aprielFamily, lfm2Family}
 	}
 	return nil
 }

@@ -208,7 +208,7 @@ func (p *Parser) feedBlockChunk(chunk string, emit func(Event)) bool {
 		// (most of a value) leaves track's state as it is, unless an
 		// escape is pending, so track is not even called.
 		special := copyMarked(b.buf[old:], chunk, &trackSpecial)
-		if special == 0 && !b.esc {
+		if special&1 == 0 && !b.esc && (special == 0 || !b.slow) {
 			if b.slow {
 				b.vpos = len(b.buf)
 			}

@@ -40,7 +40,7 @@ func (p *Parser) finish(end int, eof bool) {
 				commit = true
 			}
 		}
-		if b.op.kind == kBare && p.tools == nil {
+		if b.markerless() && p.tools == nil {
 			// Without a catalog, prose that starts with a word and a
 			// parenthesis is only a call if it reads as one.
 			commit = len(calls) > 0 && calls[0].err == nil && berr == nil
@@ -61,7 +61,7 @@ func (p *Parser) finish(end int, eof bool) {
 			p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: name, Offset: b.start}})
 		}
 	}
-	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil) {
+	if eof && !b.closed && !b.reopened && (berr != nil || len(calls) == 0 || calls[0].err != nil || calls[0].repairs&rAddedClosers != 0) {
 		p.emitErr(KindTruncated, b.start, truncatedMsg(b.op), raw)
 		return
 	}
@@ -99,9 +99,14 @@ func (p *Parser) finish(end int, eof bool) {
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
+		rep := c.repairs | extra
+		if rep&rTupleList != 0 {
+			// The tuple's parentheses are the list's brackets.
+			rep &^= rMissingBrackets
+		}
 		p.event(Event{Type: EventCall, Err: c.err, Call: chat.ToolCall{
 			ID: id, Name: c.name, Arguments: args, Raw: raw, Offset: b.start,
-			Repairs: (c.repairs | extra).list(),
+			Repairs: rep.list(),
 		}})
 		p.ncalls++
 	}
@@ -223,6 +228,10 @@ func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 	switch {
 	case strings.HasPrefix(t, "<"):
 		first = 1
+	case t != "" && t[0] == '[' && readers == 4:
+		if v, _ := callAt([]byte(t), skipWS(t, 1)); v == vYes {
+			first = 3
+		}
 	case t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
 		if _, ok := glmName([]byte(t)); ok {
 			first = 2

@@ -20,6 +20,7 @@ const (
 	kPrefix                   // a marker followed by one JSON value (<|python_tag|>, [TOOL_CALLS])
 	kBare                     // no marker: a call at the start of the turn (bare.go)
 	kFrame                    // no block: a marker that frames the reply's parts (parts.go)
+	kTurn                     // no block: a marker of another turn, which ends this one (turn.go)
 )
 
 // decoder says how a finished block's content is read.
@@ -74,15 +75,30 @@ type opener struct {
 type table struct {
 	ops     []opener
 	byFirst [256][]int
-	// first marks the bytes a marker can start with, for the fast skip
-	// over prose.
-	first  [256]bool
-	maxLen int
+	// first marks the bytes a marker can start with; fast the same but
+	// a newline, which anyFirst leaves to nlSafe.
+	first, fast [256]bool
+	maxLen      int
+	// nlNext marks the second bytes of the markers that start with a
+	// newline, nl (a newline) their first: the quick cycle reads a
+	// newline before any other byte as text.
+	nlNext [256]bool
+	nl     string
 }
 
-// anyFirst reports whether s holds a byte a marker starts with.
+// anyFirst reports whether s holds a byte a marker starts with, for the
+// fast skip over prose: a newline counts only where it may start a turn
+// marker (nlSafe).
 func (t *table) anyFirst(s string) bool {
-	f := &t.first
+	if !anyOf(s, &t.first) {
+		return false
+	}
+	// Only a chunk with a newline or a marker byte pays for the look.
+	return t.nl == "" || anyOf(s, &t.fast) || !t.nlSafe(s)
+}
+
+// anyOf reports whether s holds a byte f marks.
+func anyOf(s string, f *[256]bool) bool {
 	// Four bytes a step: streamed chunks are a few bytes, and this runs
 	// once per chunk of prose.
 	for len(s) >= 4 {
@@ -99,6 +115,21 @@ func (t *table) anyFirst(s string) bool {
 	return false
 }
 
+// nlSafe reports whether no newline in s may start a marker: each is
+// followed, in s, by a byte no turn marker has second.
+func (t *table) nlSafe(s string) bool {
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return true
+		}
+		if i+1 == len(s) || t.nlNext[s[i+1]] {
+			return false
+		}
+		s = s[i+1:]
+	}
+}
+
 func newTable(ops []opener) *table {
 	t := &table{}
 	seen := map[string]bool{}
@@ -113,8 +144,21 @@ func newTable(ops []opener) *table {
 		t.ops[i].markerB, t.ops[i].closerB = []byte(op.marker), []byte(op.closer)
 		t.byFirst[op.marker[0]] = append(t.byFirst[op.marker[0]], i)
 		t.first[op.marker[0]] = true
+		t.fast[op.marker[0]] = true
+		if op.marker[0] == '\n' && len(op.marker) > 1 {
+			t.nlNext[op.marker[1]], t.nl = true, op.marker[:1]
+		}
 		if len(op.marker) > t.maxLen {
 			t.maxLen = len(op.marker)
+		}
+	}
+	if t.nl != "" {
+		t.fast['\n'] = false
+		for _, op := range t.ops {
+			if op.marker == "\n" {
+				// A marker that is a newline alone: every newline counts.
+				t.fast['\n'], t.nl = true, ""
+			}
 		}
 	}
 	return t
@@ -208,6 +252,7 @@ func openers(format string, tools []chat.Tool, strict bool) ([]opener, error) {
 	case "pythonic":
 		ops = append(ops, opener{marker: "[", kind: kBracket, dec: dPythonic, tentative: true})
 		add(lenient, c.fence)
+		ops = append(ops, familyOpeners(format, lenient)...)
 	case "harmony":
 		ops = append(ops, c.harmony...)
 		ops = append(ops, harmonyFrames...)

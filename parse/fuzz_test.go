@@ -29,6 +29,10 @@ func fuzzSeeds(f testing.TB, add func(text string)) {
 	for _, c := range allPartCases() {
 		add(c.in)
 	}
+	cases, _ := loadFidelity(f)
+	for _, c := range cases {
+		add(c.Raw)
+	}
 	fuzzSyntaxSeeds(add)
 }
 
@@ -158,6 +162,17 @@ func FuzzChunkInvariance(f *testing.F) {
 			for _, flags := range []uint8{0x00, 0x20} {
 				mode, seed := fuzzMode(format, flags, uint64(k))
 				f.Add(in, seed, mode)
+			}
+		}
+	}
+	// Issue 23's class cases in each of their formats, strict and
+	// lenient, with and without the catalog.
+	fidelity, _ := loadFidelity(f)
+	for k, c := range fidelity {
+		for _, format := range c.Formats {
+			for _, flags := range []uint8{0x00, 0x10, 0x20, 0x30} {
+				mode, seed := fuzzMode(format, flags, uint64(k))
+				f.Add(c.Raw, seed, mode)
 			}
 		}
 	}

@@ -46,6 +46,10 @@ type Parser struct {
 
 	glm *synSpec
 
+	// ended: the turn ended at a marker of another turn (turn.go);
+	// what follows is PartOverrun text.
+	ended bool
+
 	// fenced: a code fence gave this turn's calls. What follows is the
 	// model explaining or writing code (DeepSeek Coder writes pages of
 	// it, repeating the call), so tentative blocks after it stay text.
@@ -95,6 +99,7 @@ func New(format string, opts Options) (*Parser, error) {
 }
 
 func newParser(format string, opts Options, ops []opener) *Parser {
+	ops = append(ops, turnOpeners(opts.TurnMarkers)...)
 	p := &Parser{format: format, opts: opts, tab: newTable(ops)}
 	p.ctab, p.htab = p.tab, harmonyTable(p.tab)
 	if len(opts.Tools) > 0 {
@@ -120,7 +125,7 @@ func (p *Parser) Reset() {
 	p.pend, p.pieces = p.pend[:0], 0
 	p.newMessage()
 	p.bare = p.bareOp != nil
-	p.fenced = false
+	p.fenced, p.ended = false, false
 	p.b.reset(nil, 0)
 	p.q = quick{}
 	p.drop = false
@@ -164,7 +169,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		return
 	}
 	if q := &p.q; q.on {
-		if q.phase == qText && !p.tab.anyFirst(chunk) {
+		if q.phase == qText && p.held == "" && !p.tab.anyFirst(chunk) {
 			// Prose between calls, as below.
 			p.pos += len(chunk)
 			if chunk != "" {
@@ -217,6 +222,13 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		p.quickFeed(chunk)
 		p.flushText()
 		p.emit = nil
+		return
+	}
+	if p.ended {
+		p.pos += len(chunk)
+		if chunk != "" {
+			emit(Event{Type: EventText, Part: PartOverrun, Text: chunk})
+		}
 		return
 	}
 	// Only that path and blockChunkStep keep inValue: every other path
@@ -335,6 +347,11 @@ func (p *Parser) feed(s string, eof bool) {
 			if s == "" {
 				return
 			}
+			if p.ended {
+				p.pos += len(s)
+				p.textAs(s, PartOverrun)
+				return
+			}
 			if p.q.on {
 				// A block finished in this feed started the quick
 				// cycle (learnQuick): it reads what follows.
@@ -448,6 +465,9 @@ func (p *Parser) open(op int) {
 	case kFrame:
 		p.pos += len(o.marker)
 		p.frame(o.marker)
+		return
+	case kTurn:
+		p.endTurn(o.marker)
 		return
 	case kHarmony:
 		// A new harmony message: the one before it ended.

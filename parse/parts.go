@@ -30,10 +30,14 @@ const (
 	// block's markers, harmony's <|start|>assistant, <|channel|>X<|message|>,
 	// <|end|>, <|return|> and a <|call|> outside a call.
 	PartFraming
+	// PartOverrun is what the model wrote after its turn ended at a
+	// marker of another turn (turn.go): an invented turn, not the
+	// answer.
+	PartOverrun
 )
 
 // String returns the name used in JSON ("content", "reasoning",
-// "framing").
+// "framing", "overrun").
 func (p Part) String() string {
 	switch p {
 	case PartContent:
@@ -42,6 +46,8 @@ func (p Part) String() string {
 		return "reasoning"
 	case PartFraming:
 		return "framing"
+	case PartOverrun:
+		return "overrun"
 	}
 	return fmt.Sprintf("part(%d)", uint8(p))
 }
@@ -49,7 +55,7 @@ func (p Part) String() string {
 // MarshalText writes the part's name, so that JSON shows
 // "part":"reasoning" (and, with omitempty, nothing for content).
 func (p Part) MarshalText() ([]byte, error) {
-	if p > PartFraming {
+	if p > PartOverrun {
 		return nil, fmt.Errorf("parse: unknown part %d", uint8(p))
 	}
 	return []byte(p.String()), nil
@@ -57,13 +63,13 @@ func (p Part) MarshalText() ([]byte, error) {
 
 // UnmarshalText reads a part's name, for tools that read traces back.
 func (p *Part) UnmarshalText(b []byte) error {
-	for q := PartContent; q <= PartFraming; q++ {
+	for q := PartContent; q <= PartOverrun; q++ {
 		if string(b) == q.String() {
 			*p = q
 			return nil
 		}
 	}
-	return fmt.Errorf("parse: unknown part %q (want content, reasoning or framing)", b)
+	return fmt.Errorf("parse: unknown part %q (want content, reasoning, framing or overrun)", b)
 }
 
 // Answer returns the answer of a turn: the text of its content events,
@@ -170,7 +176,7 @@ func harmonyTable(t *table) *table {
 		if op.kind == kHarmony || op.kind == kFrame {
 			c := op.marker[0]
 			h.byFirst[c] = append(h.byFirst[c], i)
-			h.first[c] = true
+			h.first[c], h.fast[c] = true, true
 			n++
 		}
 	}

@@ -160,8 +160,35 @@ func (p *Parser) quickFeed(s string) {
 	for s != "" && q.on {
 		switch q.phase {
 		case qText:
+			if p.held != "" {
+				// A newline held back at the end of the last chunk
+				// (below): the general path reads a turn marker.
+				if p.tab.nlNext[s[0]] {
+					q.on = false
+					break
+				}
+				p.text(p.held)
+				p.held = ""
+			}
 			i := 0
-			for i < len(s) && !p.tab.first[s[i]] {
+			for i < len(s) {
+				c := s[i]
+				if !p.tab.first[c] {
+					i++
+					continue
+				}
+				// A newline is a marker's first byte only before a
+				// plain-text turn marker's second (turn.go); calls
+				// are written one a line.
+				if c != '\n' || p.tab.nl == "" || i+1 < len(s) && p.tab.nlNext[s[i+1]] {
+					break
+				}
+				if i+1 == len(s) {
+					p.text(s[:i])
+					p.held = p.tab.nl
+					p.pos += i + 1
+					return
+				}
 				i++
 			}
 			if i > 0 {

@@ -36,6 +36,18 @@ const (
 	rBareIdentifier
 	rMarkerSpelling
 	rQuotedString
+	rTupleValue
+	rExpressionValue
+	rUnescapedQuotes
+	rQuotedName
+	rTupleList
+	rLineContinuation
+
+	// rAddedClosers marks a call whose missing_braces repair added
+	// closing brackets: at the end of the output without its closing
+	// tag, it was cut off rather than a brace short (finish). Not a
+	// repair of its own, so not in repairNames.
+	rAddedClosers repairs = 1 << 31
 )
 
 var repairNames = [...]string{
@@ -44,7 +56,8 @@ var repairNames = [...]string{
 	"single_quotes", "trailing_comma", "flattened_arguments", "nested_call",
 	"missing_braces", "pythonic_call", "positional_arguments", "name_key",
 	"missing_brackets", "markdown_escape", "quoted_call", "bare_identifier",
-	"marker_spelling", "quoted_string",
+	"marker_spelling", "quoted_string", "tuple_value", "expression_value",
+	"unescaped_quotes", "quoted_name", "tuple_list", "line_continuation",
 }
 
 // RepairKinds returns every repair kind a call can carry.
@@ -75,7 +88,11 @@ type relaxed struct {
 	strict bool
 	// python accepts Python literals without counting them as repairs
 	// (the pythonic format's own syntax).
-	python  bool
+	python bool
+	// exprs reads what a Python AST decoder reads besides literals: a
+	// tuple as a list (tuple_value), any other expression as its source
+	// text (bare_identifier for a name, expression_value otherwise).
+	exprs   bool
 	repairs repairs
 	depth   int
 }
@@ -122,11 +139,125 @@ func (r *relaxed) value() (any, error) {
 			r.repairs |= rSingleQuotes
 		}
 		return r.str()
+	case c == '(' && r.exprs:
+		start := r.i
+		if v, err := r.tuple(); err == nil {
+			return v, nil
+		}
+		r.i = start
+		return r.expression()
 	case c == '-' || c == '+' || (c >= '0' && c <= '9') || c == '.':
-		return r.number()
+		v, err := r.number()
+		if err != nil && r.exprs {
+			return r.expression()
+		}
+		return v, err
 	default:
-		return r.literal()
+		v, err := r.literal()
+		if err != nil && r.exprs {
+			return r.expression()
+		}
+		return v, err
 	}
+}
+
+// tuple reads a Python tuple, (1, 2) or (1,), as a list; (1) is 1.
+func (r *relaxed) tuple() (any, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer func() { r.depth-- }()
+	r.i++ // (
+	arr := []any{}
+	r.ws()
+	if r.i < len(r.s) && r.s[r.i] == ')' {
+		r.i++
+		r.repairs |= rTupleValue
+		return arr, nil
+	}
+	for {
+		v, err := r.value()
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+		r.ws()
+		if r.i < len(r.s) && r.s[r.i] == ',' {
+			r.i++
+			r.ws()
+		} else if len(arr) == 1 && r.i < len(r.s) && r.s[r.i] == ')' {
+			// (x) is x in parentheses, not a tuple.
+			r.i++
+			return v, nil
+		}
+		if r.i >= len(r.s) {
+			return nil, r.fail("unexpected end inside a tuple")
+		}
+		if r.s[r.i] == ')' {
+			r.i++
+			r.repairs |= rTupleValue
+			return arr, nil
+		}
+	}
+}
+
+// expression reads a Python expression that is no literal (df['age'],
+// initHandler, a + 1) up to the ',' or closing bracket that ends it, and
+// gives its source text, as an AST decoder's unparse does.
+func (r *relaxed) expression() (any, error) {
+	start := r.i
+	depth := 0
+	closed := true
+scan:
+	for ; r.i < len(r.s); r.i++ {
+		switch c := r.s[r.i]; c {
+		case '"', '\'':
+			var end int
+			end, closed = skipString(r.s, r.i)
+			r.i = end - 1
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth == 0 {
+				break scan
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				break scan
+			}
+		case ':':
+			// city: "Paris" is no Python argument (a lambda's
+			// parameters end with one).
+			if depth == 0 && !strings.HasPrefix(r.s[start:], "lambda") {
+				r.i = start
+				return nil, r.fail("unexpected %s", r.near())
+			}
+		}
+	}
+	text := strings.TrimSpace(r.s[start:r.i])
+	if text == "" || !closed || depth != 0 {
+		r.i = start
+		return nil, r.fail("unexpected %s", r.near())
+	}
+	if isDottedName(text) {
+		r.repairs |= rBareIdentifier
+	} else {
+		r.repairs |= rExpressionValue
+	}
+	return text, nil
+}
+
+// isDottedName reports whether s is a Python name, dots allowed
+// (envVariables, self.config).
+func isDottedName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isIdentByte(c) || c == '.' && i > 0) || i == 0 && c >= '0' && c <= '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (r *relaxed) enter() error {

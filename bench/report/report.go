@@ -263,10 +263,10 @@ func Markdown(w io.Writer, s bench.Summary, m Meta) error {
 				g.TTFTP50, g.TTFTP95, g.TotalP50, g.TotalP95, cache)
 		}
 	}
-	b.WriteString("\n## Failure kinds (first attempts, lenient parser)\n\n| model | format | mode | kinds | strict-only kinds |\n|---|---|---|---|---|\n")
+	b.WriteString("\n## Failure kinds (first attempts, lenient parser)\n\n| model | format | mode | kinds | strict-only kinds | repairs |\n|---|---|---|---|---|---|\n")
 	for _, g := range s.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(g.Model), mdCell(FormatLabel(g)), mdCell(g.Mode),
-			orDash(kinds(g.FailureKinds)), orDash(kinds(g.StrictFailureKinds)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdCell(g.Model), mdCell(FormatLabel(g)), mdCell(g.Mode),
+			orDash(kinds(g.FailureKinds)), orDash(kinds(g.StrictFailureKinds)), orDash(kinds(g.Repairs)))
 	}
 	if len(s.Comparisons) > 0 {
 		b.WriteString("\n## Format comparisons\n\nTwo-sided two-proportion z-test at 5% (pooled); not called significant when either sample has fewer than 5 expected successes or failures.\n\n| model | mode | metric | A | B | A rate | B rate | p | verdict |\n|---|---|---|---|---|---:|---:|---:|---|\n")

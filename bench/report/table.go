@@ -70,6 +70,9 @@ func Table(w io.Writer, s bench.Summary, m Meta) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
+	if err := repairNote(w, s.Groups); err != nil {
+		return err
+	}
 	return errorNote(w, s.Groups)
 }
 
@@ -168,6 +171,28 @@ func writeGroupTable(b *strings.Builder, groups []bench.Group, names [][]string,
 		}
 	}
 	writeAligned(b, rows, len(names[0]))
+}
+
+// repairNote lists, under the tables, the lenient parser's repairs on
+// first attempts of each group that made any, wrapped to TableWidth.
+func repairNote(w io.Writer, groups []bench.Group) error {
+	var b strings.Builder
+	for _, g := range groups {
+		if len(g.Repairs) == 0 {
+			continue
+		}
+		line := fmt.Sprintf("repairs (%s, %s, %s):", g.Model, FormatLabel(g), g.Mode)
+		for _, k := range strings.Fields(kinds(g.Repairs)) {
+			if utf8.RuneCountInString(line)+1+utf8.RuneCountInString(k) > TableWidth {
+				b.WriteString(line + "\n")
+				line = "   "
+			}
+			line += " " + k
+		}
+		b.WriteString(line + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // errorNote says, under a table, how many cases failed in the harness or

@@ -171,7 +171,7 @@ func eventToLine(e parse.Event) eventLine {
 		}
 		l.Repairs = &rep
 		l.Error = errLine(e.Err, true)
-	case parse.EventError:
+	case parse.EventError, parse.EventEndTurn:
 		off := e.Err.Offset
 		l.Kind, l.Offset, l.Message = e.Err.Kind, &off, e.Err.Message
 	}
@@ -323,7 +323,7 @@ func batchRecord(line []byte, lineNo int, newParser parserFactory, opts parse.Op
 				rep = []string{}
 			}
 			out.Calls = append(out.Calls, batchCall{ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments, Repairs: rep, Error: errLine(e.Err, false)})
-		case parse.EventError:
+		case parse.EventError, parse.EventEndTurn:
 			out.Errors = append(out.Errors, errLine(e.Err, true))
 		}
 	}
