@@ -3,6 +3,7 @@ package derive
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toolharness/toolharness/parse"
 )
@@ -14,11 +15,14 @@ var ErrNoCalls = errors.New("derive: the template writes no tool calls")
 // NewParser returns a parser for the calls the template writes: the
 // built-in format's parser when the syntax is one and that parser reads
 // the template's own calls as the derived syntax does (its repairs know
-// the models of that family), else one for the derived syntax.
+// the models of that family), else one for the derived syntax. Either
+// ends the turn at the template's own role markers (RoleStops) as well as
+// at the common ones, for a model the server did not stop there.
 func (r Result) NewParser(opts parse.Options) (*parse.Parser, error) {
 	if !r.WritesCalls {
 		return nil, fmt.Errorf("%w (%s)", ErrNoCalls, r.noCallsReason())
 	}
+	opts.TurnMarkers = append(slices.Clip(opts.TurnMarkers), r.RoleStops...)
 	if r.Format != "" {
 		return parse.New(r.Format, opts)
 	}
