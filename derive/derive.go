@@ -3,6 +3,7 @@ package derive
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -141,14 +142,14 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 			res.Notes = append(res.Notes, "the template writes a call's id where its name goes: calls are rendered with ids functions.NAME:INDEX, and the name is read out of them")
 		}
 		for _, after := range []string{firstPiece(c.one[c.oneEnd:]), afterCalls(c.one[c.site1.end:], res.Syntax)} {
-			if specialLen(after) == len(after) && after != "" && !hasString(res.Stop, after) {
+			if specialLen(after) == len(after) && after != "" && !slices.Contains(res.Stop, after) {
 				res.Stop = append(res.Stop, after)
 			}
 		}
 	} else {
 		res.Notes = append(res.Notes, note)
 	}
-	if tok.EOS != "" && !hasString(res.Stop, tok.EOS) {
+	if tok.EOS != "" && !slices.Contains(res.Stop, tok.EOS) {
 		res.Stop = append(res.Stop, tok.EOS)
 	}
 	res.Syntax.ReasoningOpen, res.Syntax.ReasoningClose = open, close
@@ -170,7 +171,7 @@ func Derive(r Renderer, tok Tokens) (Result, error) {
 func (r Result) StopStrings() []string {
 	out := append([]string(nil), r.Stop...)
 	for _, s := range r.RoleStops {
-		if !hasString(out, s) {
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -230,7 +231,25 @@ func nextTurn(render string) []string {
 	if i < 0 || j < i {
 		return nil
 	}
-	if m := firstPiece(render[i+len(sentinelAnswer) : j]); m != "" && specialLen(m) == len(m) {
+	between := render[i+len(sentinelAnswer) : j]
+	if k := strings.LastIndex(between, sentinelTool1); k >= 0 {
+		// The catalog is written before the last user message (Mistral's
+		// [AVAILABLE_TOOLS]…[/AVAILABLE_TOOLS]): its markers open no
+		// turn. The turn's opener is the marker after the catalog's close.
+		between = between[k:]
+		b := tokenBounds(between)
+		var special []string
+		for n := 0; n+1 < len(b); n++ {
+			if m := between[b[n]:b[n+1]]; specialLen(m) == len(m) {
+				special = append(special, m)
+			}
+		}
+		if len(special) < 2 {
+			return nil
+		}
+		return []string{special[1]}
+	}
+	if m := firstPiece(between); m != "" && specialLen(m) == len(m) {
 		return []string{m}
 	}
 	return nil
@@ -375,15 +394,6 @@ func secondCall(c *callRenders) bool {
 	}
 	c.site2b = b
 	return true
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // oneLine shortens an error to its first line.

@@ -85,7 +85,7 @@ func Adopt(fam templates.Family, res Result) templates.Family {
 
 func appendNew(list []string, more ...string) []string {
 	for _, m := range more {
-		if m != "" && !hasString(list, m) {
+		if m != "" && !slices.Contains(list, m) {
 			list = append(list, m)
 		}
 	}

@@ -2,6 +2,7 @@ package derive
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,12 +25,12 @@ func TestFamilyRendersOwnSyntax(t *testing.T) {
 		t.Fatalf("native %q default %q format %q", fam.NativeFormat, fam.DefaultFormat, res.Format)
 	}
 	for _, s := range res.StopStrings() {
-		if !hasString(fam.Stop, s) {
+		if !slices.Contains(fam.Stop, s) {
 			t.Errorf("family stops %q lack the derived stop %q", fam.Stop, s)
 		}
 	}
 	for _, m := range []string{"<|acts|>", "<|act|>", "<|/act|>"} {
-		if !hasString(fam.ControlTokens, m) {
+		if !slices.Contains(fam.ControlTokens, m) {
 			t.Errorf("control tokens %q lack the derived marker %q", fam.ControlTokens, m)
 		}
 	}
@@ -68,7 +69,7 @@ func TestFamilyNamedFormatMarkersAreControlTokens(t *testing.T) {
 		t.Fatalf("format %q, native %q; want minimax-m2", res.Format, fam.NativeFormat)
 	}
 	for _, m := range []string{"<minimax:tool_call>", "</minimax:tool_call>", `<invoke name="`, "</invoke>"} {
-		if !hasString(fam.ControlTokens, m) {
+		if !slices.Contains(fam.ControlTokens, m) {
 			t.Errorf("control tokens %q lack the call marker %q", fam.ControlTokens, m)
 		}
 	}

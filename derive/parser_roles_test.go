@@ -1,10 +1,14 @@
 package derive
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/parse"
+	"github.com/toolharness/toolharness/templates"
 )
 
 // TestParserEndsAtRoleStops: a derived parser ends the turn at the
@@ -44,5 +48,27 @@ func TestParserEndsAtRoleStops(t *testing.T) {
 				t.Errorf("calls %d, turn ended %v; want %d, %v", calls, ended, tc.calls, tc.ended)
 			}
 		})
+	}
+}
+
+// TestStopNotFromCatalogMarker: with no EOS given, a template whose answer
+// nothing closes stops at what opens the next user turn, not at the marker
+// of a catalog written before the last user message (Mistral Small 3.2's
+// [AVAILABLE_TOOLS]).
+func TestStopNotFromCatalogMarker(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(conformanceDir, "templates", "Mistral-Small-3.2-24B-Instruct-2506.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := templates.CompileJinja("mistral-small-3.2", string(src), templates.SpecialTokens{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Derive(Jinja{Template: j, Now: suiteNow}, Tokens{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(res.Stop, "[AVAILABLE_TOOLS]") || !slices.Contains(res.Stop, "[INST]") {
+		t.Errorf("stop %q: want [INST], not [AVAILABLE_TOOLS]", res.Stop)
 	}
 }

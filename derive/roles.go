@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -38,7 +39,7 @@ func roleStops(render string, stops []string) []string {
 	at := j - len(strings.TrimLeftFunc(header, unicode.IsSpace))
 	lineStart := strings.HasSuffix(strings.TrimRight(render[:at], " \t"), "\n")
 	m := roleMarker(trimmed, lineStart)
-	if m == "" || hasString(stops, m) {
+	if m == "" || slices.Contains(stops, m) {
 		return nil
 	}
 	return []string{m}

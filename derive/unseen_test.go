@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,7 +89,7 @@ func checkReconstructions(t *testing.T, entries []suiteEntry, rendersDir, golden
 		case err != nil || wantErr != nil:
 			report.WriteString("error: " + firstErr(err, wantErr) + "\n")
 		default:
-			if got.ThinkOpen != hasString(unseenThinkOpen, e.ID) {
+			if got.ThinkOpen != slices.Contains(unseenThinkOpen, e.ID) {
 				t.Errorf("%s: generation prompt opens reasoning: %v", e.ID, got.ThinkOpen)
 			}
 			if d := derivationDiff(want, got); d != "" {
@@ -114,7 +115,7 @@ func checkReconstructions(t *testing.T, entries []suiteEntry, rendersDir, golden
 func checkUnseenOutcome(t *testing.T, id, line string) {
 	t.Helper()
 	switch {
-	case hasString(unseenMustNotWriteCalls, id):
+	case slices.Contains(unseenMustNotWriteCalls, id):
 		if line != "writes no tool calls" {
 			t.Errorf("%s: %q, want a template that writes no tool calls", id, line)
 		}
