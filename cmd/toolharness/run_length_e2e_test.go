@@ -21,7 +21,7 @@ func TestE2ERunConstrainedCut(t *testing.T) {
 	if code != exitLimit {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitLimit, stderr)
 	}
-	for _, want := range []string{"unexpected end of JSON input; the reply was cut off by the token limit (4 tokens)", "run: agent: retries"} {
+	for _, want := range []string{"unexpected end of JSON input; the reply was cut off by the token limit (4 tokens)", "run: retries: "} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
