@@ -257,8 +257,8 @@ func (b *block) fence() verdict {
 		return vMore
 	}
 	nl += 3
-	label := string(bytes.TrimSpace(buf[3:nl]))
-	if !fenceLabels[label] {
+	label := bytes.TrimSpace(buf[3:nl])
+	if !fenceLabels[string(label)] {
 		return vNo
 	}
 	j := skipWS(buf, nl+1)
@@ -275,7 +275,7 @@ func (b *block) fence() verdict {
 		return callish(buf, j)
 	case c == '[':
 		return b.bracket(j, false)
-	case !jsonFenceLabels[label]:
+	case !jsonFenceLabels[string(label)]:
 		v := b.pythonStart(j)
 		b.unbracketed = v == vYes
 		return v

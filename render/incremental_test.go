@@ -167,6 +167,7 @@ func windowRandom(t *testing.T, cases []windowCase) {
 			continue
 		}
 		p.user(fmt.Sprintf("Question %d?", n))
+	turns:
 		for turn := 0; turn < 4+rng.Intn(10); turn++ {
 			var reminders []string
 			if rng.Intn(4) == 0 {
@@ -196,7 +197,7 @@ func windowRandom(t *testing.T, cases []windowCase) {
 					rs = append(rs, benchResult(call, turn*10+i))
 				}
 				if !p.results(rs) {
-					break
+					break turns
 				}
 			}
 		}
