@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -288,10 +289,25 @@ func (g *generation) handle(evs []Event) {
 			}
 		case EventError:
 			if ev.Err != nil {
-				g.st.Mistakes = append(g.st.Mistakes, Mistake{Kind: ev.Err.Kind, Message: fmt.Sprintf("%s at byte %d: %s", ev.Err.Kind, ev.Err.Offset, ev.Err.Message)})
+				msg := fmt.Sprintf("%s at byte %d: %s", ev.Err.Kind, ev.Err.Offset, ev.Err.Message)
+				if ev.Err.Kind == string(parse.KindMissingName) {
+					msg += g.s.callPattern()
+				}
+				g.st.Mistakes = append(g.st.Mistakes, Mistake{Kind: ev.Err.Kind, Message: msg})
 			}
 		}
 	}
+}
+
+// callPattern is a call written in the session's own syntax with NAME for
+// the tool's name, for an error about a call whose name could not be read:
+// a syntax derived from a template is best shown, not described.
+func (s *Session) callPattern() string {
+	ex, err := s.cfg.Renderer.FormatCall(chat.ToolCall{Name: "NAME", Arguments: json.RawMessage(`{}`)})
+	if err != nil || strings.TrimSpace(ex) == "" {
+		return ""
+	}
+	return "; write each call like this, with the tool's name for NAME:\n" + strings.TrimSpace(ex)
 }
 
 // text keeps every part in the content the history replays, but hooks see

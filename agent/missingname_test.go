@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/toolharness/toolharness/parse"
+	"github.com/toolharness/toolharness/templates/source"
+)
+
+// TestMissingNameShowsTheSyntax: when a call in a syntax derived from a
+// loaded template has no readable name, the message the model gets back
+// shows a call written in that syntax by the template itself, not only a
+// description of where the name goes.
+func TestMissingNameShowsTheSyntax(t *testing.T) {
+	tmpl, err := source.Load("../derive/testdata/synthetic/pipe-pairs.jinja", source.Options{Tools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, err := tmpl.Family()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRenderer(RendererOptions{Family: &fam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nameless := "<|acts|><|act|><|k|>path<|v|>a.txt<|/v|><|/act|><|/acts|>"
+	h := newHarness(t, []reply{{text: nameless}, {text: "Done."}}, func(c *Config) { c.Renderer = r })
+	ex, err := h.s.Send(context.Background(), "What is in a.txt?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	for _, m := range ex.Steps[0].Mistakes {
+		if m.Kind == string(parse.KindMissingName) {
+			msg = m.Message
+		}
+	}
+	if want := "<|acts|><|act|>NAME"; !strings.Contains(msg, want) {
+		t.Fatalf("missing_name message %q lacks a call in the template's syntax (%q)", msg, want)
+	}
+}
