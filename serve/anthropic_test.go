@@ -203,7 +203,8 @@ func contains(list []string, s string) bool {
 
 func TestAnthropicCountTokens(t *testing.T) {
 	srv := startServer(t, Config{}, testModel(t, &scriptBackend{}))
-	n, err := anthropicClient(srv.URL).Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{Model: "test-model",
+	c := anthropicClient(srv.URL)
+	n, err := c.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{Model: "test-model",
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello there."))}, Tools: toCountTools(anTools)})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,8 @@ func TestAnthropicDisconnect(t *testing.T) {
 	srv := startServer(t, Config{}, testModel(t, b))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := anthropicClient(srv.URL).Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "test-model", MaxTokens: 100, Tools: anTools,
+	c := anthropicClient(srv.URL)
+	s := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "test-model", MaxTokens: 100, Tools: anTools,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
 	for s.Next() {
 		if s.Current().Type == "content_block_delta" {

@@ -197,7 +197,8 @@ func TestOpenAIDisconnect(t *testing.T) {
 	b := &scriptBackend{replies: []string{blockReply}, canceled: make(chan struct{})}
 	srv := startServer(t, Config{}, testModel(t, b))
 	ctx, cancel := context.WithCancel(context.Background())
-	s := openaiClient(srv.URL).Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "test-model",
+	c := openaiClient(srv.URL)
+	s := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "test-model",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}, Tools: []openai.ChatCompletionToolUnionParam{weatherTool}})
 	for s.Next() {
 		if strings.Contains(s.Current().Choices[0].Delta.Content, "Think") {
@@ -236,7 +237,8 @@ func TestOpenAIDeadBackend(t *testing.T) {
 
 func TestOpenAIModels(t *testing.T) {
 	srv := startServer(t, Config{}, testModel(t, &scriptBackend{}))
-	page, err := openaiClient(srv.URL).Models.List(context.Background())
+	c := openaiClient(srv.URL)
+	page, err := c.Models.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
