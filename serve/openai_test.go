@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestOpenAICalls(t *testing.T) {
 		{name: "single call", replies: []string{"Let me check.\n" + call("get_weather", `{"city": "Paris"}`)},
 			want: oaReply{Content: "Let me check.\n", Calls: []string{`get_weather {"city":"Paris"}`}, Finish: "tool_calls"}, requests: 1},
 		{name: "parallel calls", replies: []string{call("get_weather", `{"city": "Paris"}`) + "\n" + call("get_time", `{"zone": "CET"}`)},
-			want: oaReply{Calls: []string{`get_weather {"city":"Paris"}`, `get_time {"zone":"CET"}`}, Finish: "tool_calls"}, requests: 1},
+			want: oaReply{Content: "\n", Calls: []string{`get_weather {"city":"Paris"}`, `get_time {"zone":"CET"}`}, Finish: "tool_calls"}, requests: 1},
 		{name: "answer", replies: []string{"It is sunny."},
 			want: oaReply{Content: "It is sunny.", Finish: "stop"}, requests: 1},
 		{name: "invalid first call retried", replies: []string{call("get_wether", `{"city": "Paris"}`), call("get_weather", `{"city": "Paris"}`)},
@@ -136,7 +137,9 @@ func TestOpenAICalls(t *testing.T) {
 				if n := len(b.reqs()); n != tt.requests {
 					t.Errorf("%d generations, want %d", n, tt.requests)
 				}
-				if h := got.Header.Get(invalidHeader); (h != "") != tt.invalid {
+				// A streamed reply carries it as a trailer, which the SDK
+				// does not read (TestInvalidTrailer does).
+				if h := got.Header.Get(invalidHeader); !stream && (h != "") != tt.invalid {
 					t.Errorf("%s: %q, want set=%v", invalidHeader, h, tt.invalid)
 				}
 			})
@@ -244,5 +247,25 @@ func TestOpenAIModels(t *testing.T) {
 	}
 	if len(page.Data) != 1 || page.Data[0].ID != "test-model" {
 		t.Errorf("models %+v", page.Data)
+	}
+}
+
+// TestInvalidTrailer: a streamed reply whose calls stayed invalid says why
+// in a trailer, read once the body is.
+func TestInvalidTrailer(t *testing.T) {
+	b := &scriptBackend{replies: []string{call("nope", `{}`), call("nope", `{}`), call("nope", `{}`)}}
+	srv := startServer(t, Config{}, testModel(t, b))
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"model":"m","stream":true,"tools":[`+okTool+`],"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if h := resp.Trailer.Get(invalidHeader); !strings.Contains(h, "unknown_tool") {
+		t.Errorf("trailer %s = %q, want the unknown tool named; body:\n%s", invalidHeader, h, data)
+	}
+	if strings.Contains(string(data), "tool_calls\":[") {
+		t.Errorf("an invalid call reached the client:\n%s", data)
 	}
 }
