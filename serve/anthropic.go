@@ -192,8 +192,17 @@ func anMessages(m anMessage, field string) ([]chat.Message, error) {
 			}
 		}
 		return []chat.Message{msg}, nil
+	case "system":
+		// Claude Code sends notes to the model as system messages between
+		// the turns; the model reads them as the user's reminders, the
+		// form its own prompts use.
+		text, err := anText(m.Content, field+".content")
+		if err != nil {
+			return nil, err
+		}
+		return []chat.Message{{Role: chat.RoleUser, Content: "<system-reminder>\n" + text + "\n</system-reminder>"}}, nil
 	}
-	return nil, badField(field+".role", "%q: want user or assistant", m.Role)
+	return nil, badField(field+".role", "%q: want user, assistant or system", m.Role)
 }
 
 // anTool reads a custom tool; server tools (web search, …) cannot be run
