@@ -75,9 +75,11 @@ type Attempt struct {
 	Duration time.Duration `json:"-"`
 	// Prompt is the raw prompt (raw mode) of the attempt.
 	Prompt string `json:"-"`
-	// Events are the attempt's parse events, StopReason the server's.
-	Events     []Event `json:"-"`
-	StopReason string  `json:"-"`
+	// Events are the attempt's parse events; StopReason and StopSequence
+	// what the server said ended it.
+	Events       []Event `json:"-"`
+	StopReason   string  `json:"-"`
+	StopSequence string  `json:"-"`
 	// Fixed are the calls that parsed, as validation left them (values
 	// coerced where the format writes them as text), in order.
 	Fixed []chat.ToolCall `json:"-"`
@@ -274,7 +276,7 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	}
 	handle(p.Close())
 	a.Duration = time.Since(start)
-	a.Raw, a.Content, a.Usage, a.StopReason = raw.String(), content.String(), resp.Usage, resp.StopReason
+	a.Raw, a.Content, a.Usage, a.StopReason, a.StopSequence = raw.String(), content.String(), resp.Usage, resp.StopReason, resp.StopSequence
 	if a.TTFT == 0 {
 		a.TTFT = resp.Usage.TimeToFirstChunk
 	}

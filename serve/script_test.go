@@ -18,7 +18,8 @@ type scriptBackend struct {
 	mu       sync.Mutex
 	replies  []string
 	requests []backend.Request
-	// next, when set, answers every request (the load test).
+	// next, when set, answers every request, unrecorded (the load
+	// benchmark, Claude Code's test).
 	next func(req backend.Request) string
 	// canceled is closed when a blocked request's context ends.
 	canceled chan struct{}
@@ -32,15 +33,18 @@ func (b *scriptBackend) Capabilities() backend.Capabilities {
 
 func (b *scriptBackend) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
 	b.mu.Lock()
-	b.requests = append(b.requests, req)
 	var text string
 	switch {
 	case b.next != nil:
+		// Not recorded: the load benchmark would measure the record.
+		b.mu.Unlock()
 		text = b.next(req)
+		b.mu.Lock()
 	case len(b.replies) == 0:
 		b.mu.Unlock()
 		return backend.Response{}, &backend.Error{Kind: backend.KindBadResponse, Backend: "script", Message: "script exhausted"}
 	default:
+		b.requests = append(b.requests, req)
 		text = b.replies[0]
 		b.replies = b.replies[1:]
 	}
