@@ -42,6 +42,23 @@ type Case struct {
 	Options    backend.Options
 	// Renderer overrides Template and Format.
 	Renderer Renderer
+	// Replay renders raw prompts with ReplayPrompt: as the session that
+	// produced the conversation's assistant turns did (serve).
+	Replay bool
+	// Now is the clock families that print a date print (zero: the
+	// renderer's default).
+	Now time.Time
+	// Stop are stop sequences besides the renderer's (a caller's own).
+	Stop []string
+	// OnEvent, when set, gets every parse event of every attempt as it
+	// streams (attempt counts from 0), for a caller that shows the reply
+	// live (serve).
+	OnEvent func(attempt int, ev Event)
+	// Check, when set, judges each attempt after validation: a problem is
+	// a mistake told to the model as a user message and retried like an
+	// invalid call (a required call missing); final ends the case with
+	// this attempt whatever its errors (the token budget ran out).
+	Check func(a Attempt) (problem string, final bool)
 }
 
 // Attempt is one generation of a case.
@@ -61,11 +78,20 @@ type Attempt struct {
 	Duration   time.Duration `json:"-"`
 	// Prompt is the raw prompt (raw mode) of the attempt.
 	Prompt string `json:"-"`
+	// Events are the attempt's parse events; StopSequence is the stop
+	// sequence the server said ended it.
+	Events       []Event `json:"-"`
+	StopSequence string  `json:"-"`
+	// Fixed are the calls that parsed, as validation left them (values
+	// coerced where the format writes them as text), in order.
+	Fixed []chat.ToolCall `json:"-"`
+	// Problem is what Case.Check found wrong with the attempt.
+	Problem string `json:"-"`
 }
 
 // OK reports whether the attempt had neither parse errors nor invalid
 // calls.
-func (a Attempt) OK() bool { return len(a.ParseErrors) == 0 && len(a.Invalid) == 0 }
+func (a Attempt) OK() bool { return len(a.ParseErrors) == 0 && len(a.Invalid) == 0 && a.Problem == "" }
 
 // CaseResult is every attempt of a case.
 type CaseResult struct {
@@ -74,6 +100,10 @@ type CaseResult struct {
 	Retries int
 	// OK is true when the last attempt had no errors.
 	OK bool
+	// Retried are the messages the retries added after the case's own
+	// (each failed attempt, its error results and notes): the last
+	// attempt's prompt renders Messages followed by them.
+	Retried []Msg
 }
 
 // noRun is the handler of benchmark tools: RunCase validates, never runs.
@@ -100,7 +130,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 			return res, fmt.Errorf("agent: case tools: %w", err)
 		}
 	}
-	sys := System{Tools: c.Tools}
+	sys := System{Tools: c.Tools, Now: c.Now}
 	var hist []Msg
 	for i, m := range c.Messages {
 		if i == 0 && (m.Role == chat.RoleSystem || m.Role == chat.RoleDeveloper) {
@@ -115,7 +145,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	}
 	tools := RegistryTools(reg)
 	for attempt := 0; attempt <= c.MaxRetries; attempt++ {
-		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist)
+		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist, attempt)
 		if err == nil {
 			for i, call := range calls {
 				if call.err != nil {
@@ -123,21 +153,27 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 				}
 				fixed, kind, problem := tools.Validate(call.ToolCall)
 				calls[i].ToolCall = fixed
+				a.Fixed = append(a.Fixed, fixed)
 				if kind != "" {
 					calls[i].problem, calls[i].kind = problem, kind
 					a.Invalid = append(a.Invalid, Mistake{Kind: kind, Message: firstLine(problem), CallID: call.ID})
 				}
 			}
 		}
+		final := false
+		if err == nil && c.Check != nil {
+			a.Problem, final = c.Check(a)
+		}
 		res.Attempts = append(res.Attempts, a)
 		if err != nil {
 			res.Retries = len(res.Attempts) - 1
 			return res, err
 		}
-		if a.OK() {
-			res.OK = true
+		if a.OK() || final {
+			res.OK = a.OK()
 			break
 		}
+		before := len(hist)
 		// Feed the errors back and ask again.
 		hist = append(hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: a.Content, ToolCalls: a.Calls, Raw: a.Raw}})
 		var loose []Mistake
@@ -160,6 +196,10 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 		if msg := looseErrors(loose); msg != "" {
 			hist = append(hist, Msg{Message: chat.Message{Role: chat.RoleUser, Content: msg}})
 		}
+		if a.Problem != "" && len(a.Invalid) == 0 {
+			hist = append(hist, Msg{Message: chat.Message{Role: chat.RoleUser, Content: a.Problem}})
+		}
+		res.Retried = append(res.Retried, hist[before:]...)
 	}
 	res.Retries = len(res.Attempts) - 1
 	return res, nil
@@ -171,9 +211,9 @@ type caseCall struct {
 	kind, problem string
 }
 
-func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg) (Attempt, []caseCall, error) {
+func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg, attempt int) (Attempt, []caseCall, error) {
 	var a Attempt
-	req := backend.Request{Model: c.Model, Mode: mode, Stop: r.Stop(), Options: c.Options}
+	req := backend.Request{Model: c.Model, Mode: mode, Stop: append(r.Stop(), c.Stop...), Options: c.Options}
 	var p StreamParser
 	var err error
 	if c.Constrained {
@@ -186,6 +226,8 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	}
 	if mode == backend.ModeChat {
 		req.Messages, err = r.Messages(sys, hist)
+	} else if c.Replay {
+		req.Prompt, err = ReplayPrompt(r, sys, hist)
 	} else {
 		req.Prompt, err = r.Prompt(sys, hist)
 	}
@@ -197,6 +239,10 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	var calls []caseCall
 	handle := func(evs []Event) {
 		for _, ev := range evs {
+			a.Events = append(a.Events, ev)
+			if c.OnEvent != nil {
+				c.OnEvent(attempt, ev)
+			}
 			switch ev.Kind {
 			case EventText:
 				content.WriteString(ev.Text)
@@ -232,7 +278,7 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	}
 	handle(p.Close())
 	a.Duration = time.Since(start)
-	a.Raw, a.Content, a.Usage, a.StopReason = raw.String(), content.String(), resp.Usage, resp.StopReason
+	a.Raw, a.Content, a.Usage, a.StopReason, a.StopSequence = raw.String(), content.String(), resp.Usage, resp.StopReason, resp.StopSequence
 	if a.StopReason == cutByLimit {
 		for i := range a.ParseErrors {
 			a.ParseErrors[i].Message += cutNote(c.Options.MaxTokens)

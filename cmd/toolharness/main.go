@@ -56,6 +56,7 @@ Examples:
 		Commands: []*cli.Command{
 			runCommand(),
 			chatCommand(),
+			serveCommand(),
 			renderCommand(),
 			parseCommand(),
 			templatesCommand(),
