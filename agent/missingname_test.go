@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/toolharness/toolharness/parse"
-	"github.com/toolharness/toolharness/templates/source"
 )
 
 // TestMissingNameShowsTheSyntax: when a call in a syntax derived from a
@@ -14,18 +13,7 @@ import (
 // shows a call written in that syntax by the template itself, not only a
 // description of where the name goes.
 func TestMissingNameShowsTheSyntax(t *testing.T) {
-	tmpl, err := source.Load("../derive/testdata/synthetic/pipe-pairs.jinja", source.Options{Tools: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fam, err := tmpl.Family()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRenderer(RendererOptions{Family: &fam})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := loadedRenderer(t, "../derive/testdata/synthetic/pipe-pairs.jinja")
 	nameless := "<|acts|><|act|><|k|>path<|v|>a.txt<|/v|><|/act|><|/acts|>"
 	h := newHarness(t, []reply{{text: nameless}, {text: "Done."}}, func(c *Config) { c.Renderer = r })
 	ex, err := h.s.Send(context.Background(), "What is in a.txt?")

@@ -21,18 +21,7 @@ func TestFormatCallInTemplateSyntax(t *testing.T) {
 		"NVIDIA-Nemotron-Nano-v2.jinja", // a derived syntax
 	} {
 		t.Run(file, func(t *testing.T) {
-			tmpl, err := source.Load("../templates/testdata/conformance/templates/"+file, source.Options{Tools: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fam, err := tmpl.Family()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := NewRenderer(RendererOptions{Family: &fam})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := loadedRenderer(t, "../templates/testdata/conformance/templates/"+file)
 			call := chat.ToolCall{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris","days":2}`)}
 			text, err := r.FormatCall(call)
 			if err != nil {
@@ -68,4 +57,23 @@ func sameJSON(t *testing.T, a, b json.RawMessage) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// loadedRenderer is the renderer of a session on the template file at path,
+// loaded as --chat-template loads it.
+func loadedRenderer(t *testing.T, path string) Renderer {
+	t.Helper()
+	tmpl, err := source.Load(path, source.Options{Tools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, err := tmpl.Family()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRenderer(RendererOptions{Family: &fam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
