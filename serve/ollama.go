@@ -13,7 +13,11 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
-// olRequest is an Ollama /api/chat request.
+// olRequest is an Ollama /api/chat request. It is written here rather than
+// taken from github.com/ollama/ollama/api, whose tool type keeps only a
+// schema's type, $defs, items, required and properties, dropping keywords
+// that validation needs (additionalProperties, anyOf, …): tools and call
+// arguments stay raw JSON, as the client sent them.
 type olRequest struct {
 	Model    string            `json:"model"`
 	Messages []olMessage       `json:"messages"`
