@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Filters verbose `go test` output of the end-to-end tests down to test
-# results, failures and package lines, and fails when a TestE2E was skipped
-# or none ran: a missing prerequisite must never pass silently.
+# results, test logs (whole, with their continuation lines, so a failure's
+# diff is shown) and package lines, and fails when a TestE2E was skipped or
+# none ran: a missing prerequisite must never pass silently.
 set -uo pipefail
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-tee "$log" | grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|PASS|FAIL|ok |panic:|\s+\S+_test\.go:[0-9]+:)' | grep -v '^=== RUN'
+tee "$log" | awk '
+	/^(--- (PASS|FAIL|SKIP)|PASS|FAIL|ok |panic:)/ { print; inlog = 0; next }
+	/^[ \t]+[^ \t]+_test\.go:[0-9]+:/ { print; inlog = 1; next }
+	inlog && /^        / { print; next }
+	{ inlog = 0 }
+'
 status=0
 if grep -qE -- '^(--- FAIL|FAIL|panic:)' "$log"; then
 	status=1

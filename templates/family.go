@@ -75,8 +75,9 @@ type Family struct {
 	tmpl     *template.Template
 	jinja    *Jinja
 	external *externalTemplate
-	// loaded: a built-in family recognised in a loaded template renders
-	// that template, not its embedded one (see Loaded).
+	// loaded: the family renders a template loaded from a model (a
+	// built-in family recognised in it, or none), not an embedded one
+	// (see Loaded).
 	loaded bool
 	// renderedBy says why a transliteration renders a loaded template
 	// (see RenderedBy); "" otherwise.
@@ -269,9 +270,9 @@ func (f Family) Render(in Input) (string, error) {
 // for a transliterated family).
 func (f Family) Jinja() *Jinja { return f.jinja }
 
-// Loaded reports a built-in family's definition rendering a template
-// loaded from a model (FamilyOf) rather than the family's embedded one:
-// its calls may have moved on from the definition's native format.
+// Loaded reports that the family renders a template loaded from a model
+// (FamilyOf) rather than an embedded one: for a built-in family's
+// definition, the calls may have moved on from its native format.
 func (f Family) Loaded() bool { return f.loaded }
 
 // Definition returns the family's definition file (YAML) as written.

@@ -188,6 +188,7 @@ func FamilyOf(j *Jinja) (Family, error) {
 		Template:      j.Name(),
 		PrintsDate:    strings.Contains(j.Source(), "strftime_now"),
 		jinja:         j,
+		loaded:        true,
 	}
 	if strings.Contains(j.Source(), "bos_token") {
 		f.BOS = tok.BOS

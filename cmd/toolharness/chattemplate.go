@@ -77,7 +77,7 @@ func loadedFamily(t source.Template, tv templateVars, errw io.Writer) (templates
 	}
 	what := "no built-in family matches: rendering it as it is"
 	if f.Name != t.Name {
-		what = "recognised as the " + f.Name + " family"
+		what = "recognised as the " + f.Name + " family, rendered by " + f.RenderedBy()
 	}
 	fmt.Fprintf(errw, "toolharness: chat template of %s from %s, %s\n", t.Name, t.Origin, what)
 	// A recognised family brings its own tokens.

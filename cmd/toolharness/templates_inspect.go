@@ -67,11 +67,14 @@ Examples:
 			// The family the template is used as (FamilyOf), not the raw
 			// fingerprint match: Hermes 4's template matches hermes3's
 			// fingerprints but is not that family.
-			family := ""
-			if f, err := templates.FamilyOf(tmpl); err == nil && f.Name != tmpl.Name() {
-				family = f.Name
+			family, renderedBy := "", ""
+			if f, err := templates.FamilyOf(tmpl); err == nil {
+				renderedBy = f.RenderedBy()
+				if f.Name != tmpl.Name() {
+					family = f.Name
+				}
 			}
-			if err := writeInspection(c.App.Writer, c.Bool("json"), inspection{File: path, Family: family,
+			if err := writeInspection(c.App.Writer, c.Bool("json"), inspection{File: path, Family: family, RenderedBy: renderedBy,
 				BOS: tmpl.Tokens().BOS, EOS: tmpl.Tokens().EOS, Deviations: deviationNames(tmpl), Derived: res}); err != nil {
 				return err
 			}
@@ -96,8 +99,10 @@ func brokenSyntax(path string, res derive.Result) error {
 
 // inspection is what `templates inspect` reports.
 type inspection struct {
-	File       string   `json:"file"`
-	Family     string   `json:"family,omitempty"`
+	File   string `json:"file"`
+	Family string `json:"family,omitempty"`
+	// RenderedBy says what renders the prompts (templates.Family.RenderedBy).
+	RenderedBy string   `json:"rendered_by,omitempty"`
 	BOS        string   `json:"bos,omitempty"`
 	EOS        string   `json:"eos,omitempty"`
 	Deviations []string `json:"engine_deviations,omitempty"`
@@ -114,6 +119,9 @@ func writeInspection(w io.Writer, asJSON bool, in inspection) error {
 		family = "(none of the built-in families)"
 	}
 	fields := []derive.Field{{Name: "file", Value: in.File}, {Name: "family", Value: family}}
+	if in.RenderedBy != "" {
+		fields = append(fields, derive.Field{Name: "rendered by", Value: in.RenderedBy})
+	}
 	if in.BOS != "" {
 		fields = append(fields, derive.Field{Name: "bos", Value: strconv.Quote(in.BOS)})
 	}

@@ -22,8 +22,11 @@ func TestTemplatesInspect(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"zai-org-GLM-4.5.jinja", []string{"family: (none of the built-in families)\n", "writes calls: yes\n", "parallel calls: yes\n",
+		{"zai-org-GLM-4.5.jinja", []string{"family: (none of the built-in families)\n",
+			"rendered by: the loaded template (zai-org-GLM-4.5)\n", "writes calls: yes\n", "parallel calls: yes\n",
 			"format: glm45\n", `reasoning: "<think>" … "</think>"` + "\n"}},
+		{"Qwen3-Coder-30B-A3B-Instruct.gguf.jinja", []string{"family: qwen3-coder\n",
+			"rendered by: the loaded template (Qwen3-Coder-30B-A3B-Instruct.gguf)\n"}},
 		{"llama-cpp-lfm2.jinja", []string{"body: json-list\n", `call open: "<|tool_call_start|>"` + "\n",
 			`call close: "<|tool_call_end|>"` + "\n", `name key: "name"` + "\n", `arguments key: "arguments"` + "\n"}},
 		{"00-chatml.jinja", []string{"catalog: no\n", "writes calls: no\n", "note: the template does not render the tools it is given\n",

@@ -71,6 +71,10 @@ type verifyResult struct {
 	Column      int    `json:"column,omitempty"`
 	HarnessText string `json:"toolharness_context,omitempty"`
 	ServerText  string `json:"server_context,omitempty"`
+	// The whole renderings, for a script that wants its own diff (--json
+	// only).
+	Harness string `json:"toolharness_rendering"`
+	Server  string `json:"server_rendering"`
 }
 
 func verifyAction(c *cli.Context) error {
@@ -145,7 +149,7 @@ func verifyFamily(ctx context.Context, c *cli.Context, host string, tools bool, 
 
 // compareRenderings finds the first byte where ours and theirs differ.
 func compareRenderings(ours, theirs string) verifyResult {
-	res := verifyResult{HarnessLen: len(ours), ServerLen: len(theirs), Equal: ours == theirs}
+	res := verifyResult{HarnessLen: len(ours), ServerLen: len(theirs), Equal: ours == theirs, Harness: ours, Server: theirs}
 	if res.Equal {
 		return res
 	}
