@@ -23,8 +23,10 @@ if [ -n "$missing" ]; then
 	echo "install-llamacpp: installing build tools:$missing" >&2
 	if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
 	$sudo apt-get update -qq || fail "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq cmake g++ git npm >/dev/null ||
-		fail "cannot install cmake, g++, git and npm with apt-get"
+	# Only what is missing: a machine whose node and npm come from elsewhere
+	# (NodeSource) cannot take Debian's npm beside them.
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null ||
+		fail "cannot install$missing with apt-get"
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
