@@ -227,8 +227,8 @@ func BenchmarkChatMessages(b *testing.B) {
 }
 
 // chatBenchCase is a session case as chat mode plays it: a built-in family
-// with the catalog package render writes, or a model's own template with
-// its own tool section.
+// with the catalog package render writes, or a model's own template
+// (own-…) with its own tool section.
 type chatBenchCase struct {
 	name string
 	cfg  render.SessionConfig
@@ -240,10 +240,12 @@ func chatBenchCases(tb testing.TB, tools []chat.Tool) []chatBenchCase {
 	for _, c := range benchFamilies(tb) {
 		cfg := render.SessionConfig{Family: c.family, Format: c.format, Tools: tools, Now: benchNow,
 			System: "You are a coding agent. Use the tools to answer; keep answers short."}
-		if c.family.Jinja() != nil {
-			if _, err := render.TemplateTools(c.family, cfg.System, tools, benchNow); err == nil {
-				cfg.OwnCatalog = true
+		if strings.HasPrefix(c.name, "own-") {
+			// As agent.PlanChatCatalog decides for a loaded template.
+			if _, err := render.TemplateTools(c.family, cfg.System, tools, benchNow); err != nil {
+				tb.Fatalf("%s: %v", c.name, err)
 			}
+			cfg.OwnCatalog = true
 		}
 		out = append(out, chatBenchCase{name: c.name, cfg: cfg})
 	}
