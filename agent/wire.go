@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/derive"
@@ -24,9 +23,11 @@ type RendererOptions struct {
 	Strict   bool   // parser repairs off
 	Verbatim bool   // framing safety off
 	// Chat says the renderer serves chat mode, where the catalog travels
-	// as text in a format package render writes: a loaded template's own
-	// call syntax, which only the template writes (raw mode), is then not
-	// adopted, and the family's default format is used.
+	// as text in the messages: a loaded template's own tool section, its
+	// calls read in its own syntax as in raw mode, where the template
+	// renders tools into its system turn (PlanChatCatalog); else a
+	// catalog package render writes, in the format asked for or the
+	// family's default.
 	Chat bool
 	// StopAfterCall adds the format's stop sequences (</tool_call>, …), so
 	// generation ends right after a call block. Off by default: it would
@@ -53,6 +54,9 @@ type renderer struct {
 	// tail is, where output is nil, the end of the family's generation
 	// prompt that belongs to the format's call syntax (promptTail).
 	tail string
+	// ownCatalog: chat mode sends the template's own tool section
+	// (render.Request.OwnCatalog).
+	ownCatalog bool
 }
 
 // ErrNoTemplate is returned by NewRenderer when no template is named: a
@@ -74,8 +78,16 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 	}
+	ownCatalog := false
+	if o.Chat {
+		plan, err := PlanChatCatalog(fam, o.Format)
+		if err != nil {
+			return nil, err
+		}
+		ownCatalog = plan.Own
+	}
 	var derived *derive.Result
-	if o.Format == "" && !o.Chat {
+	if o.Format == "" && (!o.Chat || ownCatalog) {
 		// A loaded template whose calls no named format reads: learn
 		// them (a built-in family needs no derivation; promptTail below
 		// primes its parser).
@@ -93,7 +105,7 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		if derived.Format == "" {
-			return &renderer{fam: fam, format: format, opts: o, output: derived}, nil
+			return &renderer{fam: fam, format: format, opts: o, output: derived, ownCatalog: ownCatalog}, nil
 		}
 	} else {
 		derived = nil
@@ -106,7 +118,7 @@ func NewRenderer(o RendererOptions) (Renderer, error) {
 	if _, err := render.Catalog(format, nil); err != nil && format != fam.NativeFormat {
 		return nil, fmt.Errorf("agent: format %q: %w", format, err)
 	}
-	r := &renderer{fam: fam, format: format, opts: o, output: derived}
+	r := &renderer{fam: fam, format: format, opts: o, output: derived, ownCatalog: ownCatalog}
 	if derived == nil {
 		// What was derived primes its own parser (NewParser).
 		r.tail = promptTail(fam, format)
@@ -167,48 +179,15 @@ func (r *renderer) FormatCall(call chat.ToolCall) (string, error) {
 }
 
 // templateCall is call as fam's template writes an assistant turn holding
-// it: the render of that turn after the user's, less the assistant's
-// opening (what it shares with the generation prompt) and the end of turn.
+// it (render.TemplateTurn).
 func templateCall(fam templates.Family, call chat.ToolCall) (string, error) {
 	if call.ID == "" {
 		call.ID = "call_0"
 	}
-	user := chat.Message{Role: chat.RoleUser, Content: "example"}
-	// A date the template prints is not in the call's text.
-	req := render.Request{Family: fam, Messages: []chat.Message{user}, Verbatim: true, NoGenerationPrompt: true,
-		Now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	prompt, err := render.Prompt(req)
+	out, err := render.TemplateTurn(fam, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call}})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("agent: %w", err)
 	}
-	req.NoGenerationPrompt = false
-	withOpener, err := render.Prompt(req)
-	if err != nil {
-		return "", err
-	}
-	req.Messages = append(req.Messages, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call}})
-	req.NoGenerationPrompt = true
-	turn, err := render.Prompt(req)
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasPrefix(turn, prompt) || !strings.HasPrefix(withOpener, prompt) {
-		return "", fmt.Errorf("agent: the template's call turn does not extend its prompt")
-	}
-	turn, opener := turn[len(prompt):], withOpener[len(prompt):]
-	n := 0
-	for n < len(turn) && n < len(opener) && turn[n] == opener[n] {
-		n++
-	}
-	if n < len(opener) {
-		// The turn parts from the opener inside a marker (the opener's
-		// "<think>", the turn's "<TOOLCALL>"): cut after the last line
-		// or marker end they share.
-		for n > 0 && !strings.ContainsRune("\n>]", rune(turn[n-1])) {
-			n--
-		}
-	}
-	out := strings.TrimSpace(strings.TrimSuffix(turn[n:], fam.EndOfTurn))
 	if !strings.Contains(out, call.Name) {
 		return "", fmt.Errorf("agent: the template writes no call %s", call.Name)
 	}
@@ -229,7 +208,7 @@ func (r *renderer) Diverge(prev, next string) *Divergence {
 
 // request is the stateless rendering of a whole conversation.
 func (r *renderer) request(sys System, hist []Msg) render.Request {
-	req := render.Request{Family: r.fam, Format: r.format, Tools: sys.Tools, Now: sys.Now, Verbatim: r.opts.Verbatim}
+	req := render.Request{Family: r.fam, Format: r.format, Tools: sys.Tools, Now: sys.Now, Verbatim: r.opts.Verbatim, OwnCatalog: r.ownCatalog}
 	if sys.Text != "" {
 		req.Messages = append(req.Messages, chat.Message{Role: chat.RoleSystem, Content: sys.Text})
 	}
@@ -258,51 +237,88 @@ func (r *renderer) Messages(sys System, hist []Msg) ([]chat.Message, error) {
 }
 
 func (r *renderer) Transcript(sys System) (Transcript, error) {
-	tools := sys.Tools
-	if len(tools) == 0 {
-		tools = nil
+	t := &transcript{r: r, sys: sys}
+	// The session of the renderer's mode is started here, so that what is
+	// wrong with it (a template whose tool section does not render back
+	// with this system text) fails the session's start.
+	var err error
+	if r.opts.Chat {
+		_, err = t.chatSession()
+	} else {
+		_, err = t.rawSession()
 	}
-	s, err := render.NewSession(render.SessionConfig{Family: r.fam, Format: r.format, System: sys.Text, Tools: tools, Now: sys.Now, Verbatim: r.opts.Verbatim,
-		VerifyEvery: r.opts.VerifyEvery})
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return nil, err
 	}
-	return &transcript{r: r, sys: sys, s: s}, nil
+	return t, nil
 }
 
 // transcript is the prefix builder of one session: render.Session in raw
-// mode; in chat mode the message lists already sent are kept as sent and
-// only the new part is taken from a fresh rendering.
+// mode, render.ChatSession in chat mode, each fed only the history
+// messages it has not seen.
 type transcript struct {
-	r    *renderer
-	sys  System
-	s    *render.Session
-	fed  int            // history messages given to s
-	sent []chat.Message // chat mode: the last list sent
-	seen int            // chat mode: history messages covered by sent
-	// prepared is what the chat-mode requests share (catalog, markers).
-	prepared *render.Prepared
+	r   *renderer
+	sys System
+	s   *render.Session
+	fed int // history messages given to s
+	c   *render.ChatSession
+	// chatFed is the history messages given to c.
+	chatFed int
+}
+
+func (t *transcript) config() render.SessionConfig {
+	tools := t.sys.Tools
+	if len(tools) == 0 {
+		tools = nil
+	}
+	return render.SessionConfig{Family: t.r.fam, Format: t.r.format, System: t.sys.Text, Tools: tools, Now: t.sys.Now,
+		Verbatim: t.r.opts.Verbatim, VerifyEvery: t.r.opts.VerifyEvery, OwnCatalog: t.r.ownCatalog}
+}
+
+func (t *transcript) rawSession() (*render.Session, error) {
+	if t.s == nil {
+		s, err := render.NewSession(t.config())
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		t.s = s
+	}
+	return t.s, nil
+}
+
+func (t *transcript) chatSession() (*render.ChatSession, error) {
+	if t.c == nil {
+		c, err := render.NewChatSession(t.config())
+		if err != nil {
+			return nil, fmt.Errorf("agent: chat mode: %w", err)
+		}
+		t.c = c
+	}
+	return t.c, nil
 }
 
 func (t *transcript) Prompt(hist []Msg) (string, error) {
+	s, err := t.rawSession()
+	if err != nil {
+		return "", err
+	}
 	var reminders []string
 	for i := t.fed; i < len(hist); {
 		m := hist[i]
 		switch m.Role {
 		case chat.RoleUser:
-			t.s.AddUser(m.Content)
+			s.AddUser(m.Content)
 			reminders = append(reminders, m.Reminders...)
 			i++
 		case chat.RoleAssistant:
-			t.s.AddAssistant(m.Raw, m.ToolCalls)
+			s.AddAssistant(m.Raw, m.ToolCalls)
 			i++
 		case chat.RoleTool:
 			var results []chat.ToolResult
 			for ; i < len(hist) && hist[i].Role == chat.RoleTool; i++ {
-				tm := hist[i].Message
-				results = append(results, chat.ToolResult{CallID: tm.ToolCallID, Name: tm.Name, Content: tm.Content, IsError: tm.IsError})
+				results = append(results, toolResult(hist[i].Message))
 			}
-			if err := t.s.AddResults(results); err != nil {
+			if err := s.AddResults(results); err != nil {
 				return "", fmt.Errorf("agent: %w", err)
 			}
 		default:
@@ -310,43 +326,59 @@ func (t *transcript) Prompt(hist []Msg) (string, error) {
 		}
 	}
 	t.fed = len(hist)
-	p, err := t.s.Prompt(reminders...)
+	p, err := s.Prompt(reminders...)
 	if err != nil {
 		return "", fmt.Errorf("agent: %w", err)
 	}
 	return p, nil
 }
 
+// Messages is the chat-mode list: the list sent before and the new
+// history converted. Reminders go only with the newest user message that
+// was never sent before, and stay with it.
 func (t *transcript) Messages(hist []Msg) ([]chat.Message, error) {
-	// Reminders go only with a user message that was never sent before.
-	req := t.r.request(t.sys, hist)
-	req.Reminders = nil
-	for i := len(hist) - 1; i >= t.seen; i-- {
-		if hist[i].Role == chat.RoleUser {
-			req.Reminders = hist[i].Reminders
-			break
+	c, err := t.chatSession()
+	if err != nil {
+		return nil, err
+	}
+	if len(hist) < t.chatFed {
+		return nil, fmt.Errorf("agent: chat transcript shrank from %d to %d messages", t.chatFed, len(hist))
+	}
+	var reminders []string
+	for i := t.chatFed; i < len(hist); {
+		m := hist[i]
+		switch m.Role {
+		case chat.RoleUser:
+			c.AddUser(m.Content)
+			reminders = m.Reminders
+			i++
+		case chat.RoleAssistant:
+			if err := c.AddAssistant(m.Message); err != nil {
+				return nil, fmt.Errorf("agent: %w", err)
+			}
+			i++
+		case chat.RoleTool:
+			var results []chat.ToolResult
+			for ; i < len(hist) && hist[i].Role == chat.RoleTool; i++ {
+				results = append(results, toolResult(hist[i].Message))
+			}
+			if err := c.AddResults(results); err != nil {
+				return nil, fmt.Errorf("agent: %w", err)
+			}
+		default:
+			return nil, fmt.Errorf("agent: a %s message cannot follow the start of a session", m.Role)
 		}
 	}
-	if t.prepared == nil {
-		p, err := render.Prepare(req)
-		if err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
-		}
-		t.prepared = p
-	}
-	req.Prepared = t.prepared
-	out, err := render.ChatMessages(req)
+	t.chatFed = len(hist)
+	out, err := c.Messages(reminders...)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	if len(t.sent) > 0 {
-		if len(out) < len(t.sent) {
-			return nil, fmt.Errorf("agent: chat transcript shrank from %d to %d messages", len(t.sent), len(out))
-		}
-		out = append(append([]chat.Message(nil), t.sent...), out[len(t.sent):]...)
-	}
-	t.sent, t.seen = out, len(hist)
 	return out, nil
+}
+
+func toolResult(m chat.Message) chat.ToolResult {
+	return chat.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: m.Content, IsError: m.IsError}
 }
 
 // CoercesValues reports whether a format writes parameter values as raw

@@ -29,6 +29,30 @@ func TestTurnAllocsDoNotGrow(t *testing.T) {
 	}
 }
 
+// TestChatTurnAllocsDoNotGrow is TestTurnAllocsDoNotGrow in chat mode
+// (render.ChatSession): the same bounds, for the same families, the own
+// templates with their own tool sections.
+func TestChatTurnAllocsDoNotGrow(t *testing.T) {
+	tools := benchTools(t, 100)
+	for _, c := range chatBenchCases(t, tools) {
+		t.Run(c.name, func(t *testing.T) {
+			allocs := func(turn int) float64 {
+				base := playChatSession(t, c, turn-1)
+				clone := testing.AllocsPerRun(3, func() { base.Clone() })
+				return testing.AllocsPerRun(3, func() {
+					if err := playChatTurn(base.Clone(), c, turn); err != nil {
+						t.Fatal(err)
+					}
+				}) - clone
+			}
+			at10, at200 := allocs(10), allocs(200)
+			if at200 > 1.2*at10 || at200 >= 2000 {
+				t.Errorf("a chat-mode turn allocates %.0f times at turn 10 and %.0f at turn 200 (allowed: at most 1.2× and under 2,000)", at10, at200)
+			}
+		})
+	}
+}
+
 // cloneAllocs is what cloning the session costs, taken out of the count.
 func cloneAllocs(t *testing.T, s interface{ Clone() *render.Session }) float64 {
 	t.Helper()

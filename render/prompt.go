@@ -34,6 +34,12 @@ type Request struct {
 	// and Tools: what depends only on them, computed once for the
 	// requests of a session rather than on each.
 	Prepared *Prepared
+	// OwnCatalog (chat mode) sends the template's own tool section
+	// (TemplateTools) instead of a catalog this package writes; a
+	// template that renders its tools where no system message can carry
+	// them is then an error (ErrToolsOutsideSystem). Raw mode ignores it:
+	// there the template renders its tools itself in its native format.
+	OwnCatalog bool
 }
 
 // Prepared is what depends only on a request's family, format and tools:
@@ -160,12 +166,12 @@ func prepareText(req Request) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
-	catalog := func() (string, error) { return Catalog(format, req.Tools) }
-	if req.Prepared != nil && req.Prepared.format == format && req.Prepared.hasCatalog {
-		catalog = func() (string, error) { return req.Prepared.catalog, nil }
-	}
-	msgs, err := textMessages(safeMessages(req, format), format, len(req.Tools) > 0, catalog)
+	msgs := safeMessages(req, format)
+	cat, err := requestCatalog(req, format, msgs)
 	if err != nil {
+		return prepared{}, err
+	}
+	if msgs, err = textMessages(msgs, req.Family, format, cat); err != nil {
 		return prepared{}, err
 	}
 	// After the conversion, so that reminders after tool results go at the
@@ -174,6 +180,29 @@ func prepareText(req Request) (prepared, error) {
 		return prepared{}, err
 	}
 	return prepared{format: format, msgs: msgs}, nil
+}
+
+// requestCatalog is the catalog of a chat-mode list of msgs and where it
+// goes.
+func requestCatalog(req Request, format string, msgs []chat.Message) (chatCatalog, error) {
+	if len(req.Tools) == 0 {
+		return chatCatalog{}, nil
+	}
+	if req.OwnCatalog {
+		system := ""
+		if len(msgs) > 0 && msgs[0].Role == chat.RoleSystem {
+			system = msgs[0].Content
+		}
+		return ownCatalog(req.Family, system, req.Tools, req.Now)
+	}
+	if req.Prepared != nil && req.Prepared.format == format && req.Prepared.hasCatalog {
+		return chatCatalog{text: req.Prepared.catalog, place: AfterSystem}, nil
+	}
+	text, err := Catalog(format, req.Tools)
+	if err != nil {
+		return chatCatalog{}, err
+	}
+	return chatCatalog{text: text, place: AfterSystem}, nil
 }
 
 // safeMessages neutralises untrusted text: user messages and tool results.
@@ -232,62 +261,32 @@ func nativeMessages(msgs []chat.Message) []chat.Message {
 }
 
 // textMessages turns a conversation into plain messages for a prompted
-// format: the catalog at the end of the system message, assistant turns as
-// their text, and each run of tool messages as one user message of results.
-func textMessages(msgs []chat.Message, format string, hasTools bool, catalogText func() (string, error)) ([]chat.Message, error) {
-	var out []chat.Message
-	if hasTools {
-		catalog, err := catalogText()
-		if err != nil {
-			return nil, err
-		}
-		if len(msgs) > 0 && (msgs[0].Role == chat.RoleSystem || msgs[0].Role == chat.RoleDeveloper) {
-			sys := msgs[0]
-			if sys.Content != "" {
-				sys.Content += "\n\n"
-			}
-			sys.Content += catalog
-			out = append(out, sys)
-			msgs = msgs[1:]
-		} else {
-			out = append(out, chat.Message{Role: chat.RoleSystem, Content: catalog})
-		}
-	}
+// format: the catalog in the system messages, assistant turns as their
+// text, and each run of tool messages as one user message of results.
+func textMessages(msgs []chat.Message, fam templates.Family, format string, cat chatCatalog) ([]chat.Message, error) {
+	out, rest := cat.head(msgs)
 	var calls []chat.ToolCall
-	for i := 0; i < len(msgs); i++ {
-		m := msgs[i]
+	for i := 0; i < len(rest); i++ {
+		m := rest[i]
 		switch m.Role {
 		case chat.RoleAssistant:
 			calls = m.ToolCalls
-			text := m.Raw
-			if text == "" {
-				written, err := FormatCalls(format, m.ToolCalls)
-				if err != nil {
-					return nil, err
-				}
-				text = m.Content
-				if text != "" && written != "" {
-					text += "\n"
-				}
-				text += written
+			am, err := assistantMessage(fam, format, m)
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, chat.Message{Role: chat.RoleAssistant, Content: text, Reasoning: rawlessReasoning(m)})
+			out = append(out, am)
 		case chat.RoleTool:
 			var results []chat.ToolResult
-			for ; i < len(msgs) && msgs[i].Role == chat.RoleTool; i++ {
-				t := msgs[i]
-				results = append(results, chat.ToolResult{CallID: t.ToolCallID, Name: t.Name, Content: t.Content, IsError: t.IsError})
+			for ; i < len(rest) && rest[i].Role == chat.RoleTool; i++ {
+				results = append(results, toolResult(rest[i]))
 			}
 			i--
-			ordered, err := MatchResults(calls, results)
+			rm, err := resultsMessage(format, calls, results)
 			if err != nil {
 				return nil, err
 			}
-			text, err := formatResults(format, ordered, func(s string) string { return s })
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, chat.Message{Role: chat.RoleUser, Content: text})
+			out = append(out, rm)
 		default:
 			out = append(out, m)
 		}

@@ -28,6 +28,9 @@ type SessionConfig struct {
 	// *IncrementalMismatch when the two differ (a debugging aid: it costs
 	// a full render on those turns).
 	VerifyEvery int
+	// OwnCatalog is Request.OwnCatalog, for chat-mode sessions
+	// (ChatSession); raw-mode sessions ignore it.
+	OwnCatalog bool
 }
 
 // Session is the prefix builder of one session in raw mode. The first

@@ -225,3 +225,101 @@ func BenchmarkChatMessages(b *testing.B) {
 		}
 	}
 }
+
+// chatBenchCase is a session case as chat mode plays it: a built-in family
+// with the catalog package render writes, or a model's own template
+// (own-…) with its own tool section.
+type chatBenchCase struct {
+	name string
+	cfg  render.SessionConfig
+}
+
+func chatBenchCases(tb testing.TB, tools []chat.Tool) []chatBenchCase {
+	tb.Helper()
+	var out []chatBenchCase
+	for _, c := range benchFamilies(tb) {
+		cfg := render.SessionConfig{Family: c.family, Format: c.format, Tools: tools, Now: benchNow,
+			System: "You are a coding agent. Use the tools to answer; keep answers short."}
+		if strings.HasPrefix(c.name, "own-") {
+			// As agent.PlanChatCatalog decides for a loaded template.
+			if _, err := render.TemplateTools(c.family, cfg.System, tools, benchNow); err != nil {
+				tb.Fatalf("%s: %v", c.name, err)
+			}
+			cfg.OwnCatalog = true
+		}
+		out = append(out, chatBenchCase{name: c.name, cfg: cfg})
+	}
+	return out
+}
+
+// playChatSession returns a chat-mode session that has built the lists of
+// turns turns, as playSession does in raw mode.
+func playChatSession(tb testing.TB, c chatBenchCase, turns int) *render.ChatSession {
+	tb.Helper()
+	s, err := render.NewChatSession(c.cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.AddUser("Find where the HTTP handlers log the request path and make them log the method too.")
+	if _, err := s.Messages(); err != nil {
+		tb.Fatal(err)
+	}
+	for t := 2; t <= turns; t++ {
+		if err := playChatTurn(s, c, t); err != nil {
+			tb.Fatalf("turn %d: %v", t, err)
+		}
+	}
+	return s
+}
+
+// playChatTurn adds the model's call of turn t-1, as raw text, and its
+// result, and builds the list of turn t.
+func playChatTurn(s *render.ChatSession, c chatBenchCase, t int) error {
+	call := benchCall(c.cfg.Tools, t)
+	raw, err := render.FormatCall("hermes", call)
+	if err != nil {
+		return err
+	}
+	if err := s.AddAssistant(chat.Message{Role: chat.RoleAssistant, Raw: raw, ToolCalls: []chat.ToolCall{call}}); err != nil {
+		return err
+	}
+	if err := s.AddResults([]chat.ToolResult{benchResult(call, t)}); err != nil {
+		return err
+	}
+	_, err = s.Messages()
+	return err
+}
+
+// BenchmarkChatSession measures what one chat-mode turn costs the
+// message-list builder (render.ChatSession, as the agent uses it): adding
+// the model's reply and the tool result and building the list to send, at
+// turn 1 (the catalog) and later turns, with 10 or 100 tools. One op is
+// one turn.
+func BenchmarkChatSession(b *testing.B) {
+	for _, nTools := range []int{10, 100} {
+		tools := benchTools(b, nTools)
+		for _, c := range chatBenchCases(b, tools) {
+			for _, turn := range []int{1, 10, 25, 50, 200} {
+				b.Run(fmt.Sprintf("%s/tools=%d/turn=%d", c.name, nTools, turn), func(b *testing.B) {
+					b.ReportAllocs()
+					if turn == 1 {
+						for i := 0; i < b.N; i++ {
+							playChatSession(b, c, 1)
+						}
+						return
+					}
+					base := playChatSession(b, c, turn-1)
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						s := base.Clone()
+						b.StartTimer()
+						if err := playChatTurn(s, c, turn); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/derive"
 	"github.com/toolharness/toolharness/templates"
 )
@@ -16,9 +17,7 @@ import (
 // words (catalogNote), and parse reads the same format.
 
 // catalogNote is the line said of a template that renders no tools.
-func catalogNote(format string) string {
-	return fmt.Sprintf("this template renders no tools: the %s catalog is added after the system text", format)
-}
+func catalogNote(format string) string { return agent.AddedCatalogNote(format) }
 
 // addedCatalogFormat is the format of the catalog the harness adds to
 // fam's template, or "" when fam is no loaded template or its template
@@ -44,6 +43,25 @@ func noteAddedCatalog(fam templates.Family, format string, errw io.Writer) {
 	if f := addedCatalogFormat(fam, format); f != "" {
 		fmt.Fprintf(errw, "toolharness: %s\n", catalogNote(f))
 	}
+}
+
+// noteCatalog says on errw what catalog fam's template is given: in raw
+// mode the added one of a template that renders no tools (catalogNote);
+// in chat mode also the added one of a template whose own tool section
+// cannot be sent (agent.PlanChatCatalog).
+func noteCatalog(fam templates.Family, format string, chatMode bool, errw io.Writer) error {
+	if !chatMode {
+		noteAddedCatalog(fam, format, errw)
+		return nil
+	}
+	plan, err := agent.PlanChatCatalog(fam, format)
+	if err != nil {
+		return err
+	}
+	if plan.Note != "" {
+		fmt.Fprintf(errw, "toolharness: %s\n", plan.Note)
+	}
+	return nil
 }
 
 // addedCatalogParsers are the parsers of a template that writes no calls

@@ -203,8 +203,10 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			return nil, err
 		}
 	}
-	if hasTools && c.String("mode") == string(backend.ModeRaw) {
-		noteAddedCatalog(fam, c.String("format"), errw)
+	if hasTools {
+		if err := noteCatalog(fam, c.String("format"), c.String("mode") == string(backend.ModeChat), errw); err != nil {
+			return nil, err
+		}
 	}
 	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Chat: c.String("mode") == "chat",
 		Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})

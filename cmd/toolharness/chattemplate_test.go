@@ -94,10 +94,9 @@ func TestLlamacppFamily(t *testing.T) {
 
 // TestRunOwnTemplateChatMode runs a task with tools in chat mode with a
 // model's own template outside the built-in families (GLM-4.5's, whose
-// calls are glm45): the catalog goes to the server as text in the
-// family's default format, since only the template itself can write the
-// derived syntax (raw mode). The fake llama-server renders the messages
-// (/apply-template) and answers.
+// calls are glm45): the template's own tool section goes to the server as
+// the first system message (agent.PlanChatCatalog). The fake llama-server
+// renders the messages (/apply-template) and answers.
 func TestRunOwnTemplateChatMode(t *testing.T) {
 	srv := llamacpptest.New()
 	t.Cleanup(srv.Close)
@@ -115,7 +114,7 @@ func TestRunOwnTemplateChatMode(t *testing.T) {
 	if code == exitHarnessError || strings.Contains(stdout, `"stop":"error"`) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	if !strings.Contains(system, "<tool_call>") || !strings.Contains(system, "read_file") {
-		t.Errorf("the catalog is not in the system message as hermes text:\n%s", system)
+	if !strings.Contains(system, "<arg_key>{arg-key-1}</arg_key>") || !strings.Contains(system, "read_file") {
+		t.Errorf("the first system message is not GLM-4.5's own tool section:\n%s", system)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/render"
 	"github.com/toolharness/toolharness/templates"
@@ -31,7 +32,8 @@ file's tools. --format auto is refused: auto is the parser's guess at what a mod
 prompt is written in one format.
 --now fixes the clock of families that print a date (default: now).
 --mode chat prints, as JSON, the message list chat mode sends: the catalog as text in the system
-message, tool results as text messages, no server tools field.
+message (a loaded template's own tool section where it renders one that a system message can carry),
+tool results as text messages, no server tools field.
 
 Families: ` + strings.Join(templates.Names(), ", ") + `
 Formats: ` + strings.Join(render.Formats(), ", ") + `
@@ -86,13 +88,26 @@ Examples:
 			if err != nil {
 				return err
 			}
+			ownCatalog := false
+			if tools != nil && c.String("mode") == "chat" {
+				// Chat mode: the template's own tool section where it can
+				// be sent as system text, else an added catalog, said.
+				plan, err := agent.PlanChatCatalog(fam, c.String("format"))
+				if err != nil {
+					return err
+				}
+				fam, ownCatalog = plan.Family, plan.Own
+				if plan.Note != "" {
+					fmt.Fprintf(&note, "toolharness: %s\n", plan.Note)
+				}
+			}
 			if tools != nil && c.String("mode") == "raw" {
 				noteAddedCatalog(fam, c.String("format"), &note)
 			}
 			req := render.Request{
 				Family: fam, Format: c.String("format"), Messages: msgs, Tools: tools,
 				Reminders: c.StringSlice("reminder"), NoGenerationPrompt: c.Bool("no-generation-prompt"),
-				Now: now, Verbatim: c.Bool("verbatim"),
+				Now: now, Verbatim: c.Bool("verbatim"), OwnCatalog: ownCatalog,
 			}
 			switch c.String("mode") {
 			case "raw":
