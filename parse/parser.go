@@ -81,6 +81,12 @@ type Parser struct {
 	quickCalls int
 	drop       bool
 	dropN      int
+
+	// noNLText keeps Feed's newline lane (nlText) off, for tests that
+	// compare it with the general path; nlChunks counts the chunks the
+	// lane took (tests).
+	noNLText bool
+	nlChunks int
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
@@ -184,6 +190,9 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			}
 			return
 		}
+		if q.phase == qText && p.nlText(chunk, emit) {
+			return
+		}
 		// The quick cycle's lane: a chunk inside the framing, as
 		// learned, or inside the tool name, only goes into the block.
 		if b := &p.b; len(b.buf)+len(chunk) <= cap(b.buf) {
@@ -254,13 +263,19 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		p.emit = nil
 		return
 	}
-	// Fast path for prose: no marker byte in the chunk and nothing held.
-	if !p.inBlock && p.held == "" && !p.bare && !p.tab.anyFirst(chunk) {
-		p.pos += len(chunk)
-		if chunk != "" {
-			emit(Event{Type: EventText, Part: p.part, Text: chunk})
+	// Fast path for prose: no marker byte in the chunk and nothing held;
+	// else newlines alone (nlText).
+	if !p.inBlock && !p.bare {
+		if p.held == "" && !p.tab.anyFirst(chunk) {
+			p.pos += len(chunk)
+			if chunk != "" {
+				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+			}
+			return
 		}
-		return
+		if p.nlText(chunk, emit) {
+			return
+		}
 	}
 	p.emit = emit
 	p.feed(chunk, false)
