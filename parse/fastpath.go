@@ -1,6 +1,10 @@
 package parse
 
-import "github.com/toolharness/toolharness/chat"
+import (
+	"strings"
+
+	"github.com/toolharness/toolharness/chat"
+)
 
 // The paths Feed takes before the general one, for the chunks call-dense
 // output is made of: Feed's lane (inside a call's JSON value, then
@@ -308,4 +312,45 @@ func copyMarked(dst []byte, chunk string, marks *[256]uint8) uint8 {
 		m |= marks[c]
 	}
 	return m
+}
+
+// nlText is Feed's path for a chunk of prose whose only marker bytes are
+// newlines (the first byte of the plain-text turn markers, turn.go), with
+// nothing or a newline held: what the general path (or the quick cycle)
+// would do with it, without its scan. Every newline inside the chunk
+// that is not followed by a turn marker's second byte is text; a newline
+// at the chunk's end is held until the next byte decides. The held
+// newline, then the chunk's text, go out as the general path sends them.
+// Prose is a few percent such chunks (a token ending a line or a
+// paragraph), and the general path costs them ten times a plain chunk.
+func (p *Parser) nlText(chunk string, emit func(Event)) bool {
+	t := p.tab
+	if t.nl == "" || chunk == "" || p.noNLText || p.part == PartFraming || p.held != "" && (p.held != t.nl || t.nlNext[chunk[0]]) ||
+		anyOf(chunk, &t.fast) {
+		return false
+	}
+	last := len(chunk) - 1
+	for i := strings.IndexByte(chunk, '\n'); i >= 0 && i < last; {
+		if t.nlNext[chunk[i+1]] {
+			return false
+		}
+		j := strings.IndexByte(chunk[i+1:], '\n')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	p.nlChunks++
+	if p.held != "" {
+		emit(Event{Type: EventText, Part: p.part, Text: p.held})
+		p.held = ""
+	}
+	p.pos += len(chunk)
+	if chunk[last] == '\n' {
+		chunk, p.held = chunk[:last], t.nl
+	}
+	if chunk != "" {
+		emit(Event{Type: EventText, Part: p.part, Text: chunk})
+	}
+	return true
 }

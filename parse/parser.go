@@ -1,6 +1,9 @@
 package parse
 
-import "strconv"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // Parser is a streaming parser for one format. See the package
 // documentation for the event contract.
@@ -78,6 +81,12 @@ type Parser struct {
 	quickCalls int
 	drop       bool
 	dropN      int
+
+	// noNLText keeps Feed's newline lane (nlText) off, for tests that
+	// compare it with the general path; nlChunks counts the chunks the
+	// lane took (tests).
+	noNLText bool
+	nlChunks int
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
@@ -91,17 +100,21 @@ func (p *Parser) glm45() *synSpec {
 
 // New returns a parser for format (one of Formats).
 func New(format string, opts Options) (*Parser, error) {
+	if c := sharedTables(format, opts); c != nil {
+		return newParser(format, opts, c), nil
+	}
 	ops, err := openers(format, opts.Tools, opts.Strict)
 	if err != nil {
 		return nil, err
 	}
-	return newParser(format, opts, ops), nil
+	return newParser(format, opts, compile(format, ops, opts)), nil
 }
 
-func newParser(format string, opts Options, ops []opener) *Parser {
-	ops = append(ops, turnOpeners(opts.TurnMarkers)...)
-	p := &Parser{format: format, opts: opts, tab: newTable(ops)}
-	p.ctab, p.htab = p.tab, harmonyTable(p.tab)
+// newParser returns a parser reading with c, which it shares and never
+// writes.
+func newParser(format string, opts Options, c *compiled) *Parser {
+	p := &Parser{format: format, opts: opts, tab: c.tab}
+	p.ctab, p.htab = p.tab, c.htab
 	if len(opts.Tools) > 0 {
 		p.tools = make(map[string]*toolSchema, len(opts.Tools))
 		for _, t := range opts.Tools {
@@ -109,8 +122,8 @@ func newParser(format string, opts Options, ops []opener) *Parser {
 		}
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
-	p.setThinks(reasoningPairs(format), opts)
-	p.bareOp = bareOpener(format, opts.Strict)
+	p.useThinks(c.thinks, reasoningPairs(format), opts)
+	p.bareOp = c.bareOp
 	p.bare = p.bareOp != nil
 	return p
 }
@@ -175,6 +188,9 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			if chunk != "" {
 				emit(Event{Type: EventText, Part: p.part, Text: chunk})
 			}
+			return
+		}
+		if q.phase == qText && p.nlText(chunk, emit) {
 			return
 		}
 		// The quick cycle's lane: a chunk inside the framing, as
@@ -247,13 +263,19 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		p.emit = nil
 		return
 	}
-	// Fast path for prose: no marker byte in the chunk and nothing held.
-	if !p.inBlock && p.held == "" && !p.bare && !p.tab.anyFirst(chunk) {
-		p.pos += len(chunk)
-		if chunk != "" {
-			emit(Event{Type: EventText, Part: p.part, Text: chunk})
+	// Fast path for prose: no marker byte in the chunk and nothing held;
+	// else newlines alone (nlText).
+	if !p.inBlock && !p.bare {
+		if p.held == "" && !p.tab.anyFirst(chunk) {
+			p.pos += len(chunk)
+			if chunk != "" {
+				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+			}
+			return
 		}
-		return
+		if p.nlText(chunk, emit) {
+			return
+		}
 	}
 	p.emit = emit
 	p.feed(chunk, false)
@@ -506,8 +528,11 @@ func (p *Parser) callID(n int) string {
 	if k < len(p.ids) {
 		return p.ids[k]
 	}
-	var buf [24]byte
-	id := string(strconv.AppendInt(append(buf[:0], "call_"...), int64(n), 10))
+	// Formatted into the arena, as Raw is: a fresh parser per generation
+	// would otherwise allocate one string per call past callIDs (2,000
+	// of a call-dense parse's 2,035 allocations).
+	v := p.arena.keep(strconv.AppendInt(append(p.arena.room(24), "call_"...), int64(n), 10))
+	id := unsafe.String(&v[0], len(v))
 	if k == len(p.ids) && k < maxKeptIDs {
 		p.ids = append(p.ids, id)
 	}

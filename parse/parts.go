@@ -170,18 +170,22 @@ func (p *Parser) setPart(part Part) {
 // callers read the opener of an index after open may have switched the
 // table.
 func harmonyTable(t *table) *table {
-	h := &table{ops: t.ops, maxLen: t.maxLen}
 	n := 0
-	for i, op := range t.ops {
+	for _, op := range t.ops {
 		if op.kind == kHarmony || op.kind == kFrame {
-			c := op.marker[0]
-			h.byFirst[c] = append(h.byFirst[c], i)
-			h.first[c], h.fast[c] = true, true
 			n++
 		}
 	}
 	if n == 0 || n == len(t.ops) {
 		return nil
+	}
+	h := &table{ops: t.ops, maxLen: t.maxLen}
+	for i, op := range t.ops {
+		if op.kind == kHarmony || op.kind == kFrame {
+			c := op.marker[0]
+			h.byFirst[c] = append(h.byFirst[c], i)
+			h.first[c], h.fast[c] = true, true
+		}
 	}
 	return h
 }

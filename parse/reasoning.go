@@ -61,12 +61,25 @@ const (
 // left out: a registered tool named "think" in the tags format has <think>
 // as its tag, a call, not reasoning (and with ThinkOpen, nothing is split).
 func (p *Parser) setThinks(pairs [][2]string, opts Options) {
-	p.thinks = p.thinks[:0]
+	p.useThinks(p.tab.thinksOf(pairs), pairs, opts)
+}
+
+// thinksOf returns the pairs whose openers are not markers of t, in a new
+// slice (parsers share it, see compiled).
+func (t *table) thinksOf(pairs [][2]string) [][2]string {
+	var out [][2]string
 	for _, pr := range pairs {
-		if !p.tab.hasMarker(pr[0]) {
-			p.thinks = append(p.thinks, pr)
+		if !t.hasMarker(pr[0]) {
+			out = append(out, pr)
 		}
 	}
+	return out
+}
+
+// useThinks sets thinks (pairs less those that are call markers) as the
+// turn's reasoning blocks.
+func (p *Parser) useThinks(thinks, pairs [][2]string, opts Options) {
+	p.thinks = thinks
 	p.rs0 = rsNone
 	switch {
 	case opts.ThinkOpen:

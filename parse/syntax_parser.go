@@ -129,7 +129,7 @@ func NewSyntax(s Syntax, opts Options) (*Parser, error) {
 	}
 	sp := newSynSpec(s)
 	sp.pyLists = !opts.Strict && (s.Body == BodyJSON || s.Body == BodyJSONList) && !s.NameAsKey
-	p := newParser(s.label(), opts, sp.openers(!opts.Strict))
+	p := newParser(s.label(), opts, compile(s.label(), sp.openers(!opts.Strict), opts))
 	// The syntax's reasoning block, <think> unless it names one (and
 	// not the blocks of the format its label may spell).
 	think := [2]string{"<think>", "</think>"}
