@@ -120,7 +120,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	r := c.Renderer
 	if r == nil {
 		var err error
-		if r, err = NewRenderer(RendererOptions{Template: c.Template, Format: c.Format, Strict: c.Strict, Chat: c.Mode == backend.ModeChat}); err != nil {
+		if r, err = NewRenderer(RendererOptions{Template: c.Template, Format: c.Format, Strict: c.Strict, Chat: c.Mode == backend.ModeChat || c.Mode == backend.ModeServer}); err != nil {
 			return res, err
 		}
 	}
@@ -142,6 +142,9 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	mode := c.Mode
 	if mode == "" {
 		mode = backend.ModeRaw
+	}
+	if err := checkServerMode(mode, c.Constrained); err != nil {
+		return res, err
 	}
 	tools := RegistryTools(reg)
 	for attempt := 0; attempt <= c.MaxRetries; attempt++ {
@@ -216,7 +219,11 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	req := backend.Request{Model: c.Model, Mode: mode, Stop: append(r.Stop(), c.Stop...), Options: c.Options}
 	var p StreamParser
 	var err error
-	if c.Constrained {
+	if mode == backend.ModeServer {
+		// The server renders the tools and parses the calls (servermode.go).
+		req.Stop, req.Tools, p = c.Stop, c.Tools, textParser{}
+		req.Messages, err = ServerMessages(sys, hist)
+	} else if c.Constrained {
 		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: !c.RequireCall, MaxString: c.ConstrainMaxString}); err != nil {
 			return a, nil, err
 		}
@@ -224,11 +231,16 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	} else if p, err = r.NewParser(c.Tools); err != nil {
 		return a, nil, err
 	}
-	if mode == backend.ModeChat {
+	if err != nil {
+		return a, nil, err
+	}
+	switch {
+	case mode == backend.ModeServer:
+	case mode == backend.ModeChat:
 		req.Messages, err = r.Messages(sys, hist)
-	} else if c.Replay {
+	case c.Replay:
 		req.Prompt, err = ReplayPrompt(r, sys, hist)
-	} else {
+	default:
 		req.Prompt, err = r.Prompt(sys, hist)
 	}
 	if err != nil {
@@ -277,6 +289,9 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 		handle(p.Feed(resp.Text))
 	}
 	handle(p.Close())
+	if err == nil {
+		handle(serverCallEvents(resp.ToolCalls)) // server mode's calls
+	}
 	a.Duration = time.Since(start)
 	a.Raw, a.Content, a.Usage, a.StopReason, a.StopSequence = raw.String(), content.String(), resp.Usage, resp.StopReason, resp.StopSequence
 	if a.StopReason == cutByLimit {

@@ -97,12 +97,19 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
 	}
-	opts := agent.RendererOptions{Family: &fam, Format: format, Chat: cell.Mode == string(backend.ModeChat)}
+	server := cell.Mode == string(backend.ModeServer)
+	if server {
+		format = "" // the renderer only words error results: the family's own
+	}
+	opts := agent.RendererOptions{Family: &fam, Format: format, Chat: cell.Mode == string(backend.ModeChat) || server}
 	renderer, err := agent.NewRenderer(opts)
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
 	}
 	run := CaseRun{FormatUsed: renderer.Format()}
+	if server {
+		run.FormatUsed = ServerFormat
+	}
 	// runErr is the case's outcome: a failed generation keeps its error
 	// to the end, so the case is recorded as an error, never judged on
 	// the empty text of a request that did not happen.
@@ -112,7 +119,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
 	})
 	var parser Parser
-	if !d.Constrained {
+	if !d.Constrained && !server {
 		if parser, err = NewParser(renderer.Format()); err != nil {
 			return run, errors.Join(runErr, err)
 		}
@@ -137,7 +144,8 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 				return run, errors.Join(runErr, perr)
 			}
 		} else {
-			// Constrained output is the agent's JSON call object; there is
+			// Constrained output is the agent's JSON call object, and in
+			// server mode the calls are the server's parser's: there is
 			// nothing for repairs to do, so strict equals lenient.
 			ar.Lenient = fromAttempt(a)
 			ar.Strict = ar.Lenient

@@ -24,7 +24,7 @@ func liveFlags() []cli.Flag {
 	return append([]cli.Flag{
 		hostFlag(),
 		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(bench.Native), Usage: "tool-call formats, comma-separated: native (the model's template's own), " + strings.Join(bench.Formats(), ", ")},
-		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt) and/or chat (the server templates messages)"},
+		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt), chat (the server templates messages, toolharness parses) and/or server (tools in the API's tools field, the server's own parser: one cell per model)"},
 		&cli.StringFlag{Name: "suite", Usage: "suite `FILE` (YAML or JSON; - reads stdin); default: the built-in suite"},
 		&cli.IntFlag{Name: "repeats", Value: 1, Usage: "run each case N times"},
 		&cli.Float64Flag{Name: "temperature", Value: 0, Usage: "sampling temperature"},
@@ -116,6 +116,9 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 	lr.models, lr.modes = models, splitList(c.StringSlice("modes"))
 	if lr.cells, err = bench.ParseCells(lr.models, lr.formats, lr.modes); err != nil {
 		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
+	}
+	if c.Bool("constrained") && slices.Contains(lr.modes, string(backend.ModeServer)) {
+		return lr, usageError(c, "--constrained cannot be used with --modes server: the server constrains its own tool calls (or not)")
 	}
 	if p := c.String("suite"); p != "" {
 		data, err := readFileArg(c, "--suite", p)
