@@ -69,6 +69,10 @@ type Request struct {
 	// ToolChoice is the API's tool_choice in server mode: "" (the
 	// server's default, auto), "auto", "required" or "none".
 	ToolChoice string
+	// ParallelToolCalls is the API's parallel_tool_calls in server mode
+	// (nil: the server's default). Ollama has none and refuses a request
+	// that sets it.
+	ParallelToolCalls *bool
 	// Stop sequences end generation; the server does not include them in
 	// the output.
 	Stop []string

@@ -127,7 +127,7 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 	if req.Mode == backend.ModeServer {
 		return c.generateServer(ctx, req, onChunk)
 	}
-	if len(req.Tools) > 0 || req.ToolChoice != "" {
+	if len(req.Tools) > 0 || req.ToolChoice != "" || req.ParallelToolCalls != nil {
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
 			Message: fmt.Sprintf("tools in the API's tools field are for server mode, not %s mode", req.Mode)}
 	}

@@ -22,6 +22,7 @@ type chatRequest struct {
 	Messages    []chatwire.OAIMessage `json:"messages"`
 	Tools       []chat.Tool           `json:"tools,omitempty"`
 	ToolChoice  string                `json:"tool_choice,omitempty"`
+	Parallel    *bool                 `json:"parallel_tool_calls,omitempty"`
 	Stream      bool                  `json:"stream"`
 	CachePrompt bool                  `json:"cache_prompt"`
 	MaxTokens   *int                  `json:"max_tokens,omitempty"`
@@ -46,7 +47,7 @@ func (c *Client) generateServer(ctx context.Context, req backend.Request, onChun
 		return backend.Response{}, err
 	}
 	body := chatRequest{
-		Messages: msgs, Tools: req.Tools, ToolChoice: req.ToolChoice, CachePrompt: true, Stop: req.Stop,
+		Messages: msgs, Tools: req.Tools, ToolChoice: req.ToolChoice, Parallel: req.ParallelToolCalls, CachePrompt: true, Stop: req.Stop,
 		Temperature: req.Options.Temperature, TopK: req.Options.TopK, TopP: req.Options.TopP, Seed: req.Options.Seed,
 		Grammar: req.Grammar, JSONSchema: req.Format,
 	}

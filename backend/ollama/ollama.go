@@ -179,9 +179,12 @@ func (b *Backend) prepare(ctx context.Context, req backend.Request) (plan, error
 	default:
 		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: fmt.Sprintf("mode %q", req.Mode)}
 	}
-	if req.Mode != backend.ModeServer && (len(req.Tools) > 0 || req.ToolChoice != "") {
+	if req.Mode != backend.ModeServer && (len(req.Tools) > 0 || req.ToolChoice != "" || req.ParallelToolCalls != nil) {
 		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
 			Message: fmt.Sprintf("tools in the API's tools field are for server mode, not %s mode", req.Mode)}
+	}
+	if req.Mode == backend.ModeServer && req.ParallelToolCalls != nil {
+		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "Ollama's /api/chat has no parallel_tool_calls"}
 	}
 	if req.Mode == backend.ModeServer && req.ToolChoice != "" && req.ToolChoice != "auto" {
 		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name,

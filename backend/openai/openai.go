@@ -196,7 +196,7 @@ func (b *Backend) body(req backend.Request) (path string, data []byte, notes []s
 	if req.Model == "" {
 		return "", nil, nil, unsupported("no model in request")
 	}
-	if len(req.Tools) > 0 || req.ToolChoice != "" {
+	if len(req.Tools) > 0 || req.ToolChoice != "" || req.ParallelToolCalls != nil {
 		return "", nil, nil, unsupported(fmt.Sprintf("tools in the API's tools field are for server mode, not %s mode", req.Mode))
 	}
 	if req.Grammar != "" {

@@ -23,6 +23,7 @@ type serverRequest struct {
 	Messages       []chatwire.OAIMessage `json:"messages"`
 	Tools          []chat.Tool           `json:"tools,omitempty"`
 	ToolChoice     string                `json:"tool_choice,omitempty"`
+	Parallel       *bool                 `json:"parallel_tool_calls,omitempty"`
 	Stream         bool                  `json:"stream"`
 	MaxTokens      int                   `json:"max_tokens,omitempty"`
 	Temperature    *float64              `json:"temperature,omitempty"`
@@ -40,7 +41,7 @@ func (b *Backend) serverBody(req backend.Request) ([]byte, []string, error) {
 		return nil, nil, err
 	}
 	w := serverRequest{
-		Model: req.Model, Messages: msgs, Tools: req.Tools, ToolChoice: req.ToolChoice,
+		Model: req.Model, Messages: msgs, Tools: req.Tools, ToolChoice: req.ToolChoice, Parallel: req.ParallelToolCalls,
 		MaxTokens: req.Options.MaxTokens, Temperature: req.Options.Temperature, TopP: req.Options.TopP,
 		TopK: req.Options.TopK, Seed: req.Options.Seed, Stop: req.Stop,
 	}
