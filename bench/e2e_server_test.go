@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/toolharness/toolharness/backend/llamacpp"
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/llamacpptest"
+	"github.com/toolharness/toolharness/internal/ollamatest"
 )
 
 // forcedCall makes the random model of a real llama-server write one
@@ -103,5 +105,36 @@ cases:
 	}
 	if !crossed {
 		t.Errorf("no raw-versus-server comparison in %+v", s.Comparisons)
+	}
+}
+
+// TestE2EServerModeOllamaRefusal runs server mode against a real Ollama
+// whose test model's template has no tools: Ollama refuses the request
+// (HTTP 400, "does not support tools"), and the case is an error verdict,
+// in no rate, never a measured miss.
+func TestE2EServerModeOllamaRefusal(t *testing.T) {
+	s := ollamatest.Start(t)
+	suite := e2eSuite(t)
+	cells, err := ParseCells([]string{s.Model}, []string{"hermes"}, []string{"server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, eps := e2eDriver(t, false, s)
+	res, err := Run(context.Background(), RunConfig{Suite: suite, Cells: cells, Driver: d, Endpoints: eps, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != len(suite.Cases) {
+		t.Fatalf("%d records; want one per case (%d)", len(res.Records), len(suite.Cases))
+	}
+	for _, r := range res.Records {
+		if r.Verdict != VerdictError || r.Mode != "server" || !strings.Contains(r.Error, "does not support tools") || !strings.Contains(r.Error, "HTTP 400") {
+			t.Errorf("%s: verdict %s, mode %s, error %q", r.ID, r.Verdict, r.Mode, r.Error)
+		}
+	}
+	t.Logf("first record: verdict %s, error %q", res.Records[0].Verdict, res.Records[0].Error)
+	g := Summarize(res.Records).Groups
+	if len(g) != 1 || g[0].Errors != len(suite.Cases) || g[0].FirstTry.N != 0 || g[0].LenientFailure.N != 0 {
+		t.Errorf("groups %+v", g)
 	}
 }
