@@ -2,6 +2,7 @@ package llamacpp
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"testing"
 
@@ -86,4 +87,18 @@ func TestE2EServerMode(t *testing.T) {
 		t.Errorf("second request reused %d of %d prompt tokens (first prompt %d)", final.Usage.CachedTokens, final.Usage.PromptTokens, resp.Usage.PromptTokens)
 	}
 	t.Logf("final: %q, usage %+v", final.Text, final.Usage)
+}
+
+// TestE2EServerModeNoJinja: a llama-server started with --no-jinja
+// refuses tools; the refusal is a server error (HTTP 500, its own
+// message), never an answer.
+func TestE2EServerModeNoJinja(t *testing.T) {
+	srv := llamacpptest.Start(t, llamacpptest.WithArgs("--no-jinja"))
+	c := e2eClient(t, srv)
+	_, err := c.Generate(e2eCtx(t), backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{cityTool},
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: "Weather in Paris?"}}}, nil)
+	var be *backend.Error
+	if !errors.As(err, &be) || be.Kind != backend.KindServer || be.Status != 500 || be.Message != "tools param requires --jinja flag" {
+		t.Fatalf("err %v", err)
+	}
 }
