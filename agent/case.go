@@ -54,6 +54,15 @@ type Case struct {
 	// streams (attempt counts from 0), for a caller that shows the reply
 	// live (serve).
 	OnEvent func(attempt int, ev Event)
+	// Whole says the caller needs no stream (a benchmark): the reply is
+	// asked for whole (no chunk callback unless OnEvent is set). On a
+	// backend that takes token ids (llama.cpp), raw mode then also asks
+	// for the generated ids, which a whole answer carries for every token
+	// (a stream sends none for a token that ends inside a UTF-8
+	// character), and a retry sends each failed attempt back as its ids,
+	// so the server reuses its cache to the end of it. An attempt's TTFT
+	// is then the whole generation.
+	Whole bool
 	// Check, when set, judges each attempt after validation: a problem is
 	// a mistake told to the model as a user message and retried like an
 	// invalid call (a required call missing); final ends the case with
@@ -87,6 +96,10 @@ type Attempt struct {
 	Fixed []chat.ToolCall `json:"-"`
 	// Problem is what Case.Check found wrong with the attempt.
 	Problem string `json:"-"`
+	// Tokens are the generated ids (Case.Whole on a backend that takes
+	// ids), exactly covering Raw or its first TokenText bytes.
+	Tokens    []int `json:"-"`
+	TokenText int   `json:"-"`
 }
 
 // OK reports whether the attempt had neither parse errors nor invalid
@@ -147,8 +160,9 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 		return res, err
 	}
 	tools := RegistryTools(reg)
+	ids := &caseIDs{on: c.Whole && mode == backend.ModeRaw && !c.Replay && b.Capabilities().TokenPrompt}
 	for attempt := 0; attempt <= c.MaxRetries; attempt++ {
-		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist, attempt)
+		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist, attempt, ids)
 		if err == nil {
 			for i, call := range calls {
 				if call.err != nil {
@@ -179,6 +193,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 		before := len(hist)
 		// Feed the errors back and ask again.
 		hist = append(hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: a.Content, ToolCalls: a.Calls, Raw: a.Raw}})
+		ids.keep(a)
 		var loose []Mistake
 		for _, call := range calls {
 			switch {
@@ -214,7 +229,7 @@ type caseCall struct {
 	kind, problem string
 }
 
-func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg, attempt int) (Attempt, []caseCall, error) {
+func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg, attempt int, ids *caseIDs) (Attempt, []caseCall, error) {
 	var a Attempt
 	req := backend.Request{Model: c.Model, Mode: mode, Stop: append(r.Stop(), c.Stop...), Options: c.Options}
 	var p StreamParser
@@ -247,6 +262,7 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 		return a, nil, fmt.Errorf("agent: %w", err) // package render's errors say "render: …"
 	}
 	a.Prompt = req.Prompt
+	ids.prepare(&req)
 	var raw, content strings.Builder
 	var calls []caseCall
 	handle := func(evs []Event) {
@@ -276,14 +292,18 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 		}
 	}
 	start := time.Now()
-	resp, err := b.Generate(ctx, req, func(chunk string) error {
+	onChunk := func(chunk string) error {
 		if raw.Len() == 0 {
 			a.TTFT = time.Since(start)
 		}
 		raw.WriteString(chunk)
 		handle(p.Feed(chunk))
 		return nil
-	})
+	}
+	if c.Whole && c.OnEvent == nil {
+		onChunk = nil // a backend that can answers whole (llama.cpp, with every id)
+	}
+	resp, err := b.Generate(ctx, req, onChunk)
 	if raw.Len() == 0 && resp.Text != "" {
 		raw.WriteString(resp.Text)
 		handle(p.Feed(resp.Text))
@@ -294,6 +314,9 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 	}
 	a.Duration = time.Since(start)
 	a.Raw, a.Content, a.Usage, a.StopReason, a.StopSequence = raw.String(), content.String(), resp.Usage, resp.StopReason, resp.StopSequence
+	if resp.Text == a.Raw {
+		a.Tokens, a.TokenText = resp.Tokens, resp.TokenText
+	}
 	if a.StopReason == cutByLimit {
 		for i := range a.ParseErrors {
 			a.ParseErrors[i].Message += cutNote(c.Options.MaxTokens)

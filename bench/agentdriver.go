@@ -34,7 +34,10 @@ type AgentDriver struct {
 	// ConstrainMaxString bounds strings without a maxLength under the
 	// constraint (agent.SchemaOptions.MaxString); 0 leaves them unbounded.
 	ConstrainMaxString int
-	Options            backend.Options
+	// Whole asks for each reply whole (agent.Case.Whole): on llama.cpp in
+	// raw mode with every generated id, which retries send back as ids.
+	Whole   bool
+	Options backend.Options
 
 	mu       sync.Mutex
 	families map[string]templates.Family
@@ -116,7 +119,7 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	res, runErr := agent.RunCase(ctx, b, agent.Case{
 		Model: cell.Model, Messages: c.Messages, Tools: c.Tools, Mode: backend.Mode(cell.Mode),
 		Constrained: d.Constrained, RequireCall: len(c.Expect.Calls) > 0, ConstrainMaxString: d.ConstrainMaxString,
-		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
+		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer, Whole: d.Whole,
 	})
 	var parser Parser
 	if !d.Constrained && !server {

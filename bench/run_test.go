@@ -1,13 +1,13 @@
 package bench
 
 import (
-	"slices"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"

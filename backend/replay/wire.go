@@ -231,9 +231,9 @@ func toWireResponse(r backend.Response) *wireResponse {
 	u := r.Usage
 	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Tokens: r.Tokens, TokenText: r.TokenText,
 		ToolCalls: toWireCalls(r.ToolCalls), Usage: wireUsage{
-		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
-		CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
-		GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total), SlotTokens: u.SlotTokens}}
+			PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
+			CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
+			GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total), SlotTokens: u.SlotTokens}}
 }
 
 func (w *wireResponse) response() backend.Response {
@@ -243,10 +243,10 @@ func (w *wireResponse) response() backend.Response {
 	u := w.Usage
 	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Tokens: w.Tokens, TokenText: w.TokenText,
 		ToolCalls: fromWireCalls(w.ToolCalls), Usage: backend.Usage{
-		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
-		CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
-		PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS),
-		SlotTokens: u.SlotTokens}}
+			PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
+			CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
+			PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS),
+			SlotTokens: u.SlotTokens}}
 }
 
 // v2Fields names a field of version 2 that e carries, "" when none: a
