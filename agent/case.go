@@ -223,34 +223,28 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	return res, nil
 }
 
-type caseCall struct {
-	chat.ToolCall
-	err           *ParseError
-	kind, problem string
-}
-
-func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg, attempt int, ids *caseIDs) (Attempt, []caseCall, error) {
-	var a Attempt
+// caseRequest is the request and parser of one attempt.
+func caseRequest(c Case, r Renderer, mode backend.Mode, sys System, hist []Msg) (backend.Request, StreamParser, error) {
 	req := backend.Request{Model: c.Model, Mode: mode, Stop: append(r.Stop(), c.Stop...), Options: c.Options}
 	var p StreamParser
 	var err error
-	if mode == backend.ModeServer {
+	switch {
+	case mode == backend.ModeServer:
 		// The server renders the tools and parses the calls (servermode.go).
 		req.Stop, req.Tools, p = c.Stop, c.Tools, textParser{}
 		req.Messages, err = ServerMessages(sys, hist)
-	} else if c.Constrained {
+		return req, p, err
+	case c.Constrained:
 		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: !c.RequireCall, MaxString: c.ConstrainMaxString}); err != nil {
-			return a, nil, err
+			return req, nil, err
 		}
 		p = &constrainedParser{}
-	} else if p, err = r.NewParser(c.Tools); err != nil {
-		return a, nil, err
-	}
-	if err != nil {
-		return a, nil, err
+	default:
+		if p, err = r.NewParser(c.Tools); err != nil {
+			return req, nil, err
+		}
 	}
 	switch {
-	case mode == backend.ModeServer:
 	case mode == backend.ModeChat:
 		req.Messages, err = r.Messages(sys, hist)
 	case c.Replay:
@@ -259,7 +253,22 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 		req.Prompt, err = r.Prompt(sys, hist)
 	}
 	if err != nil {
-		return a, nil, fmt.Errorf("agent: %w", err) // package render's errors say "render: …"
+		return req, nil, fmt.Errorf("agent: %w", err) // package render's errors say "render: …"
+	}
+	return req, p, nil
+}
+
+type caseCall struct {
+	chat.ToolCall
+	err           *ParseError
+	kind, problem string
+}
+
+func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg, attempt int, ids *caseIDs) (Attempt, []caseCall, error) {
+	var a Attempt
+	req, p, err := caseRequest(c, r, mode, sys, hist)
+	if err != nil {
+		return a, nil, err
 	}
 	a.Prompt = req.Prompt
 	ids.prepare(&req)
