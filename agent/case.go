@@ -54,6 +54,15 @@ type Case struct {
 	// streams (attempt counts from 0), for a caller that shows the reply
 	// live (serve).
 	OnEvent func(attempt int, ev Event)
+	// Whole says the caller needs no stream (a benchmark): the reply is
+	// asked for whole (no chunk callback unless OnEvent is set). On a
+	// backend that takes token ids (llama.cpp), raw mode then also asks
+	// for the generated ids, which a whole answer carries for every token
+	// (a stream sends none for a token that ends inside a UTF-8
+	// character), and a retry sends each failed attempt back as its ids,
+	// so the server reuses its cache to the end of it. An attempt's TTFT
+	// is then the whole generation.
+	Whole bool
 	// Check, when set, judges each attempt after validation: a problem is
 	// a mistake told to the model as a user message and retried like an
 	// invalid call (a required call missing); final ends the case with
@@ -87,6 +96,10 @@ type Attempt struct {
 	Fixed []chat.ToolCall `json:"-"`
 	// Problem is what Case.Check found wrong with the attempt.
 	Problem string `json:"-"`
+	// Tokens are the generated ids (Case.Whole on a backend that takes
+	// ids), exactly covering Raw or its first TokenText bytes.
+	Tokens    []int `json:"-"`
+	TokenText int   `json:"-"`
 }
 
 // OK reports whether the attempt had neither parse errors nor invalid
@@ -120,7 +133,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	r := c.Renderer
 	if r == nil {
 		var err error
-		if r, err = NewRenderer(RendererOptions{Template: c.Template, Format: c.Format, Strict: c.Strict, Chat: c.Mode == backend.ModeChat}); err != nil {
+		if r, err = NewRenderer(RendererOptions{Template: c.Template, Format: c.Format, Strict: c.Strict, Chat: c.Mode == backend.ModeChat || c.Mode == backend.ModeServer}); err != nil {
 			return res, err
 		}
 	}
@@ -143,9 +156,13 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	if mode == "" {
 		mode = backend.ModeRaw
 	}
+	if err := checkServerMode(mode, c.Constrained); err != nil {
+		return res, err
+	}
 	tools := RegistryTools(reg)
+	ids := &caseIDs{on: c.Whole && mode == backend.ModeRaw && !c.Replay && b.Capabilities().TokenPrompt}
 	for attempt := 0; attempt <= c.MaxRetries; attempt++ {
-		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist, attempt)
+		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist, attempt, ids)
 		if err == nil {
 			for i, call := range calls {
 				if call.err != nil {
@@ -176,6 +193,7 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 		before := len(hist)
 		// Feed the errors back and ask again.
 		hist = append(hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: a.Content, ToolCalls: a.Calls, Raw: a.Raw}})
+		ids.keep(a)
 		var loose []Mistake
 		for _, call := range calls {
 			switch {
@@ -205,36 +223,55 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	return res, nil
 }
 
+// caseRequest is the request and parser of one attempt.
+func caseRequest(c Case, r Renderer, mode backend.Mode, sys System, hist []Msg) (backend.Request, StreamParser, error) {
+	req := backend.Request{Model: c.Model, Mode: mode, Stop: append(r.Stop(), c.Stop...), Options: c.Options}
+	var p StreamParser
+	var err error
+	switch {
+	case mode == backend.ModeServer:
+		// The server renders the tools and parses the calls (servermode.go).
+		req.Stop, req.Tools, p = c.Stop, c.Tools, textParser{}
+		req.Messages, err = ServerMessages(sys, hist)
+		return req, p, err
+	case c.Constrained:
+		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: !c.RequireCall, MaxString: c.ConstrainMaxString}); err != nil {
+			return req, nil, err
+		}
+		p = &constrainedParser{}
+	default:
+		if p, err = r.NewParser(c.Tools); err != nil {
+			return req, nil, err
+		}
+	}
+	switch {
+	case mode == backend.ModeChat:
+		req.Messages, err = r.Messages(sys, hist)
+	case c.Replay:
+		req.Prompt, err = ReplayPrompt(r, sys, hist)
+	default:
+		req.Prompt, err = r.Prompt(sys, hist)
+	}
+	if err != nil {
+		return req, nil, fmt.Errorf("agent: %w", err) // package render's errors say "render: …"
+	}
+	return req, p, nil
+}
+
 type caseCall struct {
 	chat.ToolCall
 	err           *ParseError
 	kind, problem string
 }
 
-func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg, attempt int) (Attempt, []caseCall, error) {
+func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mode backend.Mode, sys System, hist []Msg, attempt int, ids *caseIDs) (Attempt, []caseCall, error) {
 	var a Attempt
-	req := backend.Request{Model: c.Model, Mode: mode, Stop: append(r.Stop(), c.Stop...), Options: c.Options}
-	var p StreamParser
-	var err error
-	if c.Constrained {
-		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: !c.RequireCall, MaxString: c.ConstrainMaxString}); err != nil {
-			return a, nil, err
-		}
-		p = &constrainedParser{}
-	} else if p, err = r.NewParser(c.Tools); err != nil {
+	req, p, err := caseRequest(c, r, mode, sys, hist)
+	if err != nil {
 		return a, nil, err
 	}
-	if mode == backend.ModeChat {
-		req.Messages, err = r.Messages(sys, hist)
-	} else if c.Replay {
-		req.Prompt, err = ReplayPrompt(r, sys, hist)
-	} else {
-		req.Prompt, err = r.Prompt(sys, hist)
-	}
-	if err != nil {
-		return a, nil, fmt.Errorf("agent: %w", err) // package render's errors say "render: …"
-	}
 	a.Prompt = req.Prompt
+	ids.prepare(&req)
 	var raw, content strings.Builder
 	var calls []caseCall
 	handle := func(evs []Event) {
@@ -264,21 +301,31 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 		}
 	}
 	start := time.Now()
-	resp, err := b.Generate(ctx, req, func(chunk string) error {
+	onChunk := func(chunk string) error {
 		if raw.Len() == 0 {
 			a.TTFT = time.Since(start)
 		}
 		raw.WriteString(chunk)
 		handle(p.Feed(chunk))
 		return nil
-	})
+	}
+	if c.Whole && c.OnEvent == nil {
+		onChunk = nil // a backend that can answers whole (llama.cpp, with every id)
+	}
+	resp, err := b.Generate(ctx, req, onChunk)
 	if raw.Len() == 0 && resp.Text != "" {
 		raw.WriteString(resp.Text)
 		handle(p.Feed(resp.Text))
 	}
 	handle(p.Close())
+	if err == nil {
+		handle(serverCallEvents(resp.ToolCalls)) // server mode's calls
+	}
 	a.Duration = time.Since(start)
 	a.Raw, a.Content, a.Usage, a.StopReason, a.StopSequence = raw.String(), content.String(), resp.Usage, resp.StopReason, resp.StopSequence
+	if resp.Text == a.Raw {
+		a.Tokens, a.TokenText = resp.Tokens, resp.TokenText
+	}
 	if a.StopReason == cutByLimit {
 		for i := range a.ParseErrors {
 			a.ParseErrors[i].Message += cutNote(c.Options.MaxTokens)

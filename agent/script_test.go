@@ -23,6 +23,8 @@ type reply struct {
 	notes    []string
 	// stop is the stop reason reported ("" is "stop").
 	stop string
+	// calls are the calls a server's own parser returned (server mode).
+	calls []chat.ToolCall
 }
 
 // scriptBackend is a backend.Backend that answers from a script, in
@@ -36,7 +38,7 @@ type scriptBackend struct {
 }
 
 func (b *scriptBackend) Capabilities() backend.Capabilities {
-	return backend.Capabilities{Raw: true, Chat: true, Constrain: b.constrain}
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: b.constrain, ServerTools: true}
 }
 
 func (b *scriptBackend) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
@@ -71,6 +73,7 @@ func (b *scriptBackend) Generate(ctx context.Context, req backend.Request, onChu
 	}
 	resp.StopReason = cmp.Or(r.stop, "stop")
 	resp.Notes = r.notes
+	resp.ToolCalls = r.calls
 	resp.Usage = backend.Usage{PromptTokens: len(req.Prompt), GeneratedTokens: len(text)}
 	return resp, nil
 }

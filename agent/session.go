@@ -188,8 +188,11 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			cfg.Mode = backend.ModeChat
 		}
 	}
-	if (cfg.Mode == backend.ModeRaw && !caps.Raw) || (cfg.Mode == backend.ModeChat && !caps.Chat) {
+	if !caps.Supports(cfg.Mode) {
 		return nil, fmt.Errorf("agent: the backend cannot complete in %s mode", cfg.Mode)
+	}
+	if err := checkServerMode(cfg.Mode, cfg.Constrained); err != nil {
+		return nil, err
 	}
 	if cfg.Constrained && !caps.Constrain {
 		return nil, fmt.Errorf("agent: --constrained: the backend cannot constrain output to a schema: %w", backend.ErrUnsupported)

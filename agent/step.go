@@ -104,6 +104,16 @@ func chatKeyAfter(key, raw string) string {
 func (s *Session) render(mustCall bool) (req backend.Request, key string, parser StreamParser, err error) {
 	r := s.cfg.Renderer
 	req = backend.Request{Model: s.cfg.Model, Mode: s.cfg.Mode, Stop: r.Stop(), Options: s.cfg.Options, ReturnTokens: s.tokenHistory}
+	if s.cfg.Mode == backend.ModeServer {
+		// The server renders the tools and knows its template's end of
+		// turn: the renderer's stop sequences belong to the harness's
+		// rendering, and one could cut a call before the server parses it.
+		req.Stop, req.Tools = nil, s.sys.Tools
+		if req.Messages, err = ServerMessages(s.sys, s.hist); err != nil {
+			return req, "", nil, err
+		}
+		return req, promptKey("", req.Messages), textParser{}, nil
+	}
 	if s.cfg.Constrained {
 		if req.Format, err = CallSchema(s.sys.Tools, SchemaOptions{AllowAnswer: !mustCall, MaxString: s.cfg.ConstrainMaxString}); err != nil {
 			return req, "", nil, err
@@ -237,6 +247,11 @@ func (g *generation) stream(req backend.Request) (backend.Response, error) {
 		g.feed(resp.Text)
 	}
 	g.handle(g.parser.Close())
+	if err == nil {
+		// Server mode: the calls the server's parser found (none in the
+		// other modes), validated and run like parsed ones.
+		g.handle(serverCallEvents(resp.ToolCalls))
+	}
 	g.run.wg.Wait()
 	return resp, err
 }
@@ -394,7 +409,7 @@ func (s *Session) addReply(st *Step, key string, resp backend.Response, err erro
 		s.keepIDs(len(key), covered, ids)
 	}
 	s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: st.Content, ToolCalls: st.Calls, Raw: st.Raw}, Tokens: ids})
-	if s.cfg.Mode == backend.ModeChat {
+	if s.cfg.Mode == backend.ModeChat || s.cfg.Mode == backend.ModeServer {
 		s.prevKey, s.prevRaw = key, chatKeyAfter("", st.Raw)
 	} else {
 		s.prevKey, s.prevRaw = key, st.Raw

@@ -20,9 +20,13 @@ type idSpan struct {
 
 // spansFor returns the id spans that still lie, byte for byte, where they
 // were in prompt (a divergence before one makes it text again).
-func (s *Session) spansFor(prompt string) []backend.TokenSpan {
+func (s *Session) spansFor(prompt string) []backend.TokenSpan { return spansIn(s.idSpans, prompt) }
+
+// spansIn returns the spans that lie, byte for byte, where they were in
+// prompt.
+func spansIn(spans []idSpan, prompt string) []backend.TokenSpan {
 	var out []backend.TokenSpan
-	for _, sp := range s.idSpans {
+	for _, sp := range spans {
 		end := sp.Offset + sp.Len
 		if end <= len(prompt) && prompt[sp.Offset:end] == sp.text {
 			out = append(out, sp.TokenSpan)

@@ -12,15 +12,34 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
-// Mode says whether the harness renders the whole prompt (raw) or sends
-// messages for the server to template (chat).
+// Mode says who renders the prompt and who reads the calls: the harness
+// renders the whole prompt (raw); the server templates messages whose
+// catalog the harness wrote as text, and the harness parses the reply
+// (chat); or the server gets the tools in its API's tools field, renders
+// them with its own template and returns the calls its own parser found
+// (server), so what is measured is the server's parser, not the harness's.
 type Mode string
 
-// The two modes.
+// The three modes.
 const (
-	ModeRaw  Mode = "raw"
-	ModeChat Mode = "chat"
+	ModeRaw    Mode = "raw"
+	ModeChat   Mode = "chat"
+	ModeServer Mode = "server"
 )
+
+// Modes are the modes in the order they are listed to users.
+var Modes = []Mode{ModeRaw, ModeChat, ModeServer}
+
+// ParseMode reads a mode name; "" is an error (callers choose their
+// default before asking).
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("backend: unknown mode %q (want raw, chat or server)", s)
+}
 
 // Request is one completion request.
 type Request struct {
@@ -37,9 +56,23 @@ type Request struct {
 	TokenSpans []TokenSpan
 	// ReturnTokens asks for Response.Tokens (backends with TokenPrompt).
 	ReturnTokens bool
-	// Messages is the conversation in chat mode. Tools are never sent in the
-	// server's tools field: the catalog is already text in the messages.
+	// Messages is the conversation in chat and server mode. In chat mode
+	// tools are never sent in the server's tools field: the catalog is
+	// already text in the messages, and an assistant turn travels as the
+	// text the model wrote. In server mode an assistant turn travels as
+	// its content and structured tool calls, for the server's template to
+	// render.
 	Messages []chat.Message
+	// Tools go in the API's tools field (server mode only; other modes
+	// refuse a request that carries them).
+	Tools []chat.Tool
+	// ToolChoice is the API's tool_choice in server mode: "" (the
+	// server's default, auto), "auto", "required" or "none".
+	ToolChoice string
+	// ParallelToolCalls is the API's parallel_tool_calls in server mode
+	// (nil: the server's default). Ollama has none and refuses a request
+	// that sets it.
+	ParallelToolCalls *bool
 	// Stop sequences end generation; the server does not include them in
 	// the output.
 	Stop []string
@@ -119,6 +152,11 @@ type Response struct {
 	// for: the rest of Text has no ids (a stream that skipped the ids of
 	// tokens ending inside a UTF-8 character).
 	TokenText int
+	// ToolCalls are the calls the server's own parser returned (server
+	// mode); Text is then the content outside them. A call whose
+	// arguments the server sent as something other than a JSON object
+	// has nil Arguments and the text it sent in Raw.
+	ToolCalls []chat.ToolCall
 	// Notes say what the backend changed in the request on its way to the
 	// server (for example a rendered BOS stripped because the server adds
 	// its own), so that nothing the harness does is silent.
@@ -147,6 +185,22 @@ type Capabilities struct {
 	// TokenPrompt is true when the backend honours Request.TokenSpans and
 	// Request.ReturnTokens (llama.cpp's mixed prompt arrays).
 	TokenPrompt bool
+	// ServerTools is true when the backend does server mode: tools in the
+	// API's tools field, calls back from the server's own parser.
+	ServerTools bool
+}
+
+// Supports reports whether caps allow mode m.
+func (c Capabilities) Supports(m Mode) bool {
+	switch m {
+	case ModeRaw:
+		return c.Raw
+	case ModeChat:
+		return c.Chat
+	case ModeServer:
+		return c.ServerTools
+	}
+	return false
 }
 
 // ContextSizer is implemented by backends whose server reports the

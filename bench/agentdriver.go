@@ -34,7 +34,10 @@ type AgentDriver struct {
 	// ConstrainMaxString bounds strings without a maxLength under the
 	// constraint (agent.SchemaOptions.MaxString); 0 leaves them unbounded.
 	ConstrainMaxString int
-	Options            backend.Options
+	// Whole asks for each reply whole (agent.Case.Whole): on llama.cpp in
+	// raw mode with every generated id, which retries send back as ids.
+	Whole   bool
+	Options backend.Options
 
 	mu       sync.Mutex
 	families map[string]templates.Family
@@ -97,22 +100,29 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s: %w", cell.Model, err)
 	}
-	opts := agent.RendererOptions{Family: &fam, Format: format, Chat: cell.Mode == string(backend.ModeChat)}
+	server := cell.Mode == string(backend.ModeServer)
+	if server {
+		format = "" // the renderer only words error results: the family's own
+	}
+	opts := agent.RendererOptions{Family: &fam, Format: format, Chat: cell.Mode == string(backend.ModeChat) || server}
 	renderer, err := agent.NewRenderer(opts)
 	if err != nil {
 		return CaseRun{}, fmt.Errorf("bench: %s/%s: %w", cell.Model, cell.Format, err)
 	}
 	run := CaseRun{FormatUsed: renderer.Format()}
+	if server {
+		run.FormatUsed = ServerFormat
+	}
 	// runErr is the case's outcome: a failed generation keeps its error
 	// to the end, so the case is recorded as an error, never judged on
 	// the empty text of a request that did not happen.
 	res, runErr := agent.RunCase(ctx, b, agent.Case{
 		Model: cell.Model, Messages: c.Messages, Tools: c.Tools, Mode: backend.Mode(cell.Mode),
 		Constrained: d.Constrained, RequireCall: len(c.Expect.Calls) > 0, ConstrainMaxString: d.ConstrainMaxString,
-		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer,
+		MaxRetries: d.MaxRetries, Options: d.Options, Renderer: renderer, Whole: d.Whole,
 	})
 	var parser Parser
-	if !d.Constrained {
+	if !d.Constrained && !server {
 		if parser, err = NewParser(renderer.Format()); err != nil {
 			return run, errors.Join(runErr, err)
 		}
@@ -137,7 +147,8 @@ func (d *AgentDriver) RunCase(ctx context.Context, endpoint string, cell Cell, c
 				return run, errors.Join(runErr, perr)
 			}
 		} else {
-			// Constrained output is the agent's JSON call object; there is
+			// Constrained output is the agent's JSON call object, and in
+			// server mode the calls are the server's parser's: there is
 			// nothing for repairs to do, so strict equals lenient.
 			ar.Lenient = fromAttempt(a)
 			ar.Strict = ar.Lenient

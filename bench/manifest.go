@@ -41,8 +41,10 @@ type Manifest struct {
 	MaxRetries  *int      `json:"max_retries,omitempty"`
 	Constrained bool      `json:"constrained,omitempty"`
 	// ConstrainMaxString is --constrained-max-string (0: unbounded).
-	ConstrainMaxString int    `json:"constrained_max_string,omitempty"`
-	Backend            string `json:"backend,omitempty"`
+	ConstrainMaxString int `json:"constrained_max_string,omitempty"`
+	// Whole is --whole: replies asked for whole, TTFT the whole generation.
+	Whole   bool   `json:"whole,omitempty"`
+	Backend string `json:"backend,omitempty"`
 	// Templates are the chat templates by model ("" for the one every
 	// model shares).
 	Templates map[string]TemplateID `json:"templates,omitempty"`
@@ -119,6 +121,7 @@ func (m *Manifest) keys() map[string]string {
 		"repeats":                strconv.Itoa(m.Repeats),
 		"constrained":            strconv.FormatBool(m.Constrained),
 		"constrained_max_string": strconv.Itoa(m.ConstrainMaxString),
+		"whole":                  strconv.FormatBool(m.Whole),
 		"backend":                m.Backend,
 	}
 	if m.MaxRetries != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolharness/toolharness/backend"
 	"github.com/toolharness/toolharness/internal/reach"
 	"github.com/toolharness/toolharness/parse"
 	"github.com/toolharness/toolharness/render"
@@ -18,7 +19,7 @@ import (
 type Cell struct {
 	Model  string
 	Format string // a parse format, or Native for the model template's own
-	Mode   string // "raw" or "chat"
+	Mode   string // "raw", "chat" or "server" (backend.Mode)
 }
 
 // Endpoint is one model server and how many cases it runs at once.
@@ -347,6 +348,11 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 // this name say "auto", which is parse's word for "guess the format".
 const Native = "native"
 
+// ServerFormat is the format of every server-mode cell: the server's own
+// template renders the tools and its own parser reads the calls, so the
+// --formats of a run do not apply to it (one cell per model).
+const ServerFormat = "server"
+
 // Formats are the formats a cell may name besides Native: those a prompt
 // can be written in (render.Formats) and read back from (parse.Formats).
 func Formats() []string {
@@ -361,7 +367,9 @@ func Formats() []string {
 
 // ParseCells builds the matrix of models × formats × modes. Every value is
 // checked before anything runs: a format must be Native or one of
-// Formats(), a mode raw or chat, and no value may be given twice.
+// Formats(), a mode raw, chat or server, and no value may be given twice.
+// Server mode makes one cell per model, of format ServerFormat, whatever
+// the formats.
 func ParseCells(models, formats, modes []string) ([]Cell, error) {
 	if len(models) == 0 || len(formats) == 0 || len(modes) == 0 {
 		return nil, errors.New("bench: give at least one model, format and mode")
@@ -380,10 +388,10 @@ func ParseCells(models, formats, modes []string) ([]Cell, error) {
 			return fmt.Errorf("bench: --formats %q: want one of %s", f, strings.Join(known, ", "))
 		}},
 		{"--modes", modes, func(m string) error {
-			if m == "raw" || m == "chat" {
-				return nil
+			if _, err := backend.ParseMode(m); err != nil {
+				return fmt.Errorf("bench: --modes %q: want raw, chat or server", m)
 			}
-			return fmt.Errorf("bench: --modes %q: want raw or chat", m)
+			return nil
 		}},
 	}
 	for _, c := range checks {
@@ -402,8 +410,14 @@ func ParseCells(models, formats, modes []string) ([]Cell, error) {
 	for _, m := range models {
 		for _, f := range formats {
 			for _, mode := range modes {
-				cells = append(cells, Cell{Model: m, Format: f, Mode: mode})
+				if mode != string(backend.ModeServer) {
+					cells = append(cells, Cell{Model: m, Format: f, Mode: mode})
+				}
 			}
+		}
+		if slices.Contains(modes, string(backend.ModeServer)) {
+			// The server chooses the format: one cell per model.
+			cells = append(cells, Cell{Model: m, Format: ServerFormat, Mode: string(backend.ModeServer)})
 		}
 	}
 	return cells, nil

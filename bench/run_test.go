@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,12 +214,19 @@ func TestParseCells(t *testing.T) {
 	if err != nil || len(cells) != 8 || cells[0] != (Cell{"a", "hermes", "raw"}) {
 		t.Errorf("cells %v err %v", cells, err)
 	}
+	// Server mode: one cell per model, whatever the formats.
+	cells, err = ParseCells([]string{"a", "b"}, []string{"hermes", "xml"}, []string{"raw", "server"})
+	want := []Cell{{"a", "hermes", "raw"}, {"a", "xml", "raw"}, {"a", ServerFormat, "server"},
+		{"b", "hermes", "raw"}, {"b", "xml", "raw"}, {"b", ServerFormat, "server"}}
+	if err != nil || !slices.Equal(cells, want) {
+		t.Errorf("server cells %v err %v; want %v", cells, err, want)
+	}
 	bad := []struct {
 		name                  string
 		models, formats, mode []string
 		want                  string
 	}{
-		{"bad mode", []string{"a"}, []string{"hermes"}, []string{"bogus"}, `bench: --modes "bogus": want raw or chat`},
+		{"bad mode", []string{"a"}, []string{"hermes"}, []string{"bogus"}, `bench: --modes "bogus": want raw, chat or server`},
 		{"bad format", []string{"a"}, []string{"hermes", "nope"}, []string{"raw"}, `bench: --formats "nope": want one of `},
 		{"twice", []string{"a", "a"}, []string{"hermes"}, []string{"raw"}, `bench: --models: "a" given twice`},
 		{"no model", nil, []string{"hermes"}, []string{"raw"}, "bench: give at least one model, format and mode"},

@@ -87,12 +87,37 @@ type FormatComparison struct {
 	UsedA string           `json:"format_used_a,omitempty"`
 	UsedB string           `json:"format_used_b,omitempty"`
 	Test  stats.Comparison `json:"test"`
+	// ModeB is set when the pair crosses modes: B is the server's own
+	// parser (mode server) and A a format of Mode.
+	ModeB string `json:"mode_b,omitempty"`
 }
 
+// serverMode is the mode whose calls come from the server's own parser
+// (backend.ModeServer).
+const serverMode = "server"
+
 // LabelA and LabelB name the formats as the reports do: "native=hermes"
-// when the format resolved to another.
-func (c FormatComparison) LabelA() string { return formatLabel(c.FormatA, c.UsedA) }
-func (c FormatComparison) LabelB() string { return formatLabel(c.FormatB, c.UsedB) }
+// when the format resolved to another, and with its mode in brackets in a
+// pair that crosses modes.
+func (c FormatComparison) LabelA() string { return c.label(c.FormatA, c.UsedA, c.Mode) }
+func (c FormatComparison) LabelB() string { return c.label(c.FormatB, c.UsedB, c.ModeB) }
+
+func (c FormatComparison) label(format, used, mode string) string {
+	l := formatLabel(format, used)
+	if c.ModeB != "" {
+		l += " (" + mode + ")"
+	}
+	return l
+}
+
+// ModeLabel is the comparison's mode, "raw vs server" for a pair that
+// crosses modes.
+func (c FormatComparison) ModeLabel() string {
+	if c.ModeB != "" {
+		return c.Mode + " vs " + c.ModeB
+	}
+	return c.Mode
+}
 
 // Label names the group's format as the reports do.
 func (g Group) Label() string { return formatLabel(g.Format, g.FormatUsed) }
@@ -299,16 +324,28 @@ func inc(m *map[string]int, k string) {
 }
 
 // compareFormats tests every pair of formats of the same model and mode
-// on the lenient failure rate and first-try success.
+// on the lenient failure rate and first-try success, and every format of
+// a harness mode (raw, chat) against the server's own parser (server
+// mode) of the same model: the baseline the harness is measured against.
 func compareFormats(groups []Group) []FormatComparison {
 	var out []FormatComparison
 	for i := range groups {
 		for j := i + 1; j < len(groups); j++ {
 			a, b := groups[i], groups[j]
-			if a.Model != b.Model || a.Mode != b.Mode || a.Format == b.Format {
+			if a.Model != b.Model {
 				continue
 			}
+			cross := (a.Mode == serverMode) != (b.Mode == serverMode)
+			if !cross && (a.Mode != b.Mode || a.Format == b.Format) {
+				continue
+			}
+			if cross && a.Mode == serverMode {
+				a, b = b, a // the server's parser is always B
+			}
 			pair := FormatComparison{Model: a.Model, Mode: a.Mode, FormatA: a.Format, FormatB: b.Format, UsedA: a.FormatUsed, UsedB: b.FormatUsed}
+			if cross {
+				pair.ModeB = b.Mode
+			}
 			lenient, first := pair, pair
 			lenient.Metric, lenient.Test = "lenient_parse_failure", stats.TwoProportion(a.LenientFailure, b.LenientFailure)
 			first.Metric, first.Test = "first_try_success", stats.TwoProportion(a.FirstTry, b.FirstTry)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -62,5 +63,33 @@ func TestFailedRetryIsAnError(t *testing.T) {
 	}
 	if g.MeanRetries != 0 {
 		t.Errorf("mean retries %v: the failed retry was counted", g.MeanRetries)
+	}
+}
+
+// TestCompareAgainstServer: formats pair within a mode, and every format
+// of a harness mode pairs with the server's parser of the same model (B,
+// with both modes named); server mode never pairs with itself.
+func TestCompareAgainstServer(t *testing.T) {
+	groups := []Group{
+		{Model: "m", Format: ServerFormat, Mode: "server"}, // FormatUsed is only set when it differs
+		{Model: "m", Format: "hermes", Mode: "raw"},
+		{Model: "m", Format: "xml", Mode: "raw"},
+		{Model: "m", Format: "hermes", Mode: "chat"},
+		{Model: "other", Format: "hermes", Mode: "raw"},
+	}
+	var got []string
+	for _, c := range compareFormats(groups) {
+		if c.Metric == "first_try_success" {
+			got = append(got, c.ModeLabel()+": "+c.LabelA()+" vs "+c.LabelB())
+		}
+	}
+	want := []string{
+		"raw vs server: hermes (raw) vs server (server)",
+		"raw vs server: xml (raw) vs server (server)",
+		"chat vs server: hermes (chat) vs server (server)",
+		"raw: hermes vs xml",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pairs:\n got %q\nwant %q", got, want)
 	}
 }

@@ -101,7 +101,9 @@ func New(cfg Config) (*Client, error) {
 // Capabilities: raw prompts natively, chat through /apply-template,
 // constrained decoding through json_schema (Request.Format) or a GBNF
 // grammar (Request.Grammar), token-exact prompts (Request.TokenSpans as
-// mixed arrays, Response.Tokens checked against /detokenize). AddsBOS is
+// mixed arrays, Response.Tokens checked against /detokenize), server mode
+// through /v1/chat/completions with tools (the server must run with
+// --jinja; without it the server refuses tools, an error). AddsBOS is
 // what the server
 // said once probed, and true before (llama.cpp's usual case; a prompt
 // starting with the BOS text is stripped either way).
@@ -112,14 +114,22 @@ func (c *Client) Capabilities() backend.Capabilities {
 	if c.info.bosKnown {
 		adds = c.info.addsBOS
 	}
-	return backend.Capabilities{Raw: true, Chat: true, Constrain: true, AddsBOS: adds, TokenPrompt: true}
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: true, AddsBOS: adds, TokenPrompt: true, ServerTools: true}
 }
 
-// Generate runs req through POST /completion.
+// Generate runs req through POST /completion, or in server mode POST
+// /v1/chat/completions (server.go).
 func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
 	if req.Format != nil && req.Grammar != "" {
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
 			Message: "a request cannot carry both a grammar and a JSON Schema format"}
+	}
+	if req.Mode == backend.ModeServer {
+		return c.generateServer(ctx, req, onChunk)
+	}
+	if len(req.Tools) > 0 || req.ToolChoice != "" || req.ParallelToolCalls != nil {
+		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
+			Message: fmt.Sprintf("tools in the API's tools field are for server mode, not %s mode", req.Mode)}
 	}
 	var prompt string
 	var spans []backend.TokenSpan
@@ -137,7 +147,7 @@ func (c *Client) Generate(ctx context.Context, req backend.Request, onChunk func
 		prompt = p
 	default:
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: Name,
-			Message: fmt.Sprintf("unknown mode %q (want %q or %q)", req.Mode, backend.ModeRaw, backend.ModeChat)}
+			Message: fmt.Sprintf("unknown mode %q (want %q, %q or %q)", req.Mode, backend.ModeRaw, backend.ModeChat, backend.ModeServer)}
 	}
 	sent, notes, err := c.prepare(ctx, prompt, spans, req.Options)
 	if err != nil {

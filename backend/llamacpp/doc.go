@@ -2,7 +2,8 @@
 // (llama-server) speaking its native API: /completion for generation,
 // /tokenize for exact token counts, /detokenize to check generated ids,
 // /props for the model's template, BOS/EOS and context window,
-// /apply-template for chat mode and templates verify, /slots and /health.
+// /apply-template for chat mode and templates verify, /slots and /health,
+// and /v1/chat/completions with tools for server mode (server.go).
 //
 // It owns what is particular to that server: the SSE stream of
 // /completion (no [DONE]; complete at the event with stop=true), cache_prompt,

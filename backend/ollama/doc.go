@@ -4,7 +4,8 @@
 // Raw mode sends the rendered prompt to /api/generate with raw=true; chat
 // mode sends the messages to /api/chat, where the model's own template
 // wraps them (tools are never sent in the tools field: the catalog is
-// already text). Stop sequences, sampling options and a JSON-Schema
+// already text); server mode sends the tools in /api/chat's tools field
+// and returns the calls Ollama's parser found (server.go). Stop sequences, sampling options and a JSON-Schema
 // constraint (`format`) map onto Ollama's request fields.
 //
 // What the package owns beyond the wire:

@@ -102,11 +102,12 @@ func New(cfg Config) (*Backend, error) {
 	return &Backend{cfg: cfg, client: api.NewClient(u, cfg.HTTPClient), models: map[string]ModelInfo{}}, nil
 }
 
-// Capabilities: raw and chat, JSON-Schema constraint through `format`.
+// Capabilities: raw, chat and server mode (/api/chat with tools),
+// JSON-Schema constraint through `format`.
 // AddsBOS is false because Generate strips a leading BOS from raw prompts
 // of models whose tokenizer adds one, so the harness always renders it.
 func (b *Backend) Capabilities() backend.Capabilities {
-	return backend.Capabilities{Raw: true, Chat: true, Constrain: true}
+	return backend.Capabilities{Raw: true, Chat: true, Constrain: true, ServerTools: true}
 }
 
 // Generate runs req, retrying with backoff while nothing was delivered and
@@ -138,6 +139,7 @@ func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk fun
 type plan struct {
 	prompt string // raw prompt after BOS handling
 	msgs   []api.Message
+	tools  api.Tools // server mode
 	numCtx int
 	notes  []string // what was changed on the way, for Response.Notes
 }
@@ -166,8 +168,27 @@ func (b *Backend) prepare(ctx context.Context, req backend.Request) (plan, error
 		for _, m := range p.msgs {
 			size += len(m.Content) + perMessageOverhead
 		}
+	case backend.ModeServer:
+		if p.msgs, p.notes, err = serverMessages(req.Messages); err != nil {
+			return p, err
+		}
+		if p.tools, err = serverTools(req.Tools); err != nil {
+			return p, err
+		}
+		size = serverSize(p.msgs, p.tools)
 	default:
 		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: fmt.Sprintf("mode %q", req.Mode)}
+	}
+	if req.Mode != backend.ModeServer && (len(req.Tools) > 0 || req.ToolChoice != "" || req.ParallelToolCalls != nil) {
+		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
+			Message: fmt.Sprintf("tools in the API's tools field are for server mode, not %s mode", req.Mode)}
+	}
+	if req.Mode == backend.ModeServer && req.ParallelToolCalls != nil {
+		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "Ollama's /api/chat has no parallel_tool_calls"}
+	}
+	if req.Mode == backend.ModeServer && req.ToolChoice != "" && req.ToolChoice != "auto" {
+		return p, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
+			Message: fmt.Sprintf("Ollama's /api/chat has no tool_choice; %q cannot be asked", req.ToolChoice)}
 	}
 	p.numCtx, err = b.budget(size, req.Options, info.ContextLength)
 	return p, err

@@ -55,8 +55,12 @@ func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk
 			return chunk(g.Response, g.Done, g.DoneReason, g.Metrics)
 		})
 	} else {
-		r := &api.ChatRequest{Model: req.Model, Messages: p.msgs, Stream: &stream, Format: req.Format, Options: opts}
+		// Server mode is not streamed: the server's parser returns the
+		// calls whole, and the content with them.
+		stream = req.Mode != backend.ModeServer
+		r := &api.ChatRequest{Model: req.Model, Messages: p.msgs, Stream: &stream, Format: req.Format, Options: opts, Tools: p.tools}
 		err = b.client.Chat(sctx, r, func(c api.ChatResponse) error {
+			resp.ToolCalls = append(resp.ToolCalls, readCalls(c.Message.ToolCalls)...)
 			return chunk(c.Message.Content, c.Done, c.DoneReason, c.Metrics)
 		})
 	}

@@ -1,7 +1,9 @@
 // Package openai is the backend for OpenAI-compatible servers (vLLM,
 // SGLang, LM Studio, llama.cpp's server, Ollama's /v1): raw mode streams
 // /v1/completions, chat mode /v1/chat/completions, both as server-sent
-// events with stream_options.include_usage.
+// events with stream_options.include_usage; server mode sends the tools
+// in /v1/chat/completions' tools field, unstreamed, and returns the calls
+// the server's parser found (server.go).
 //
 // It sends stop, max_tokens, temperature, top_p, top_k (an extension most
 // local servers take), seed, an optional API key, and a JSON-Schema

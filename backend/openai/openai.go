@@ -101,12 +101,17 @@ func (b *Backend) Capabilities() backend.Capabilities {
 		Raw:       !q.CompletionsTemplated,
 		Chat:      true,
 		Constrain: !q.NoSchemaChat || !q.NoSchemaCompletions,
+		// Server mode: /chat/completions with tools, the server's parser.
+		ServerTools: true,
 	}
 }
 
 // Generate runs req, retrying with backoff while nothing was delivered and
 // the failure is transient (see backend.Retryable).
 func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
+	if req.Mode == backend.ModeServer {
+		return b.generateServer(ctx, req, onChunk)
+	}
 	path, body, notes, err := b.body(req)
 	if err != nil {
 		return backend.Response{}, err
@@ -116,6 +121,31 @@ func (b *Backend) Generate(ctx context.Context, req backend.Request, onChunk fun
 	err = retry.Do(ctx, func() error {
 		var err error
 		resp, err = b.once(ctx, path, body, onChunk)
+		return err
+	})
+	resp.Notes = notes
+	return resp, err
+}
+
+// generateServer runs a server-mode request (server.go), with the same
+// retries as the other modes.
+func (b *Backend) generateServer(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
+	if req.Model == "" {
+		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: name, Message: "no model in request"}
+	}
+	if req.Grammar != "" {
+		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
+			Message: "an OpenAI-compatible server cannot take a GBNF grammar; constrain with Format (a JSON Schema) instead"}
+	}
+	body, notes, err := b.serverBody(req)
+	if err != nil {
+		return backend.Response{}, err
+	}
+	retry := transport.Retry{Backend: name, Attempts: b.cfg.Attempts, Backoff: b.cfg.Backoff}
+	var resp backend.Response
+	err = retry.Do(ctx, func() error {
+		var err error
+		resp, err = b.serverOnce(ctx, body, onChunk)
 		return err
 	})
 	resp.Notes = notes
@@ -165,6 +195,9 @@ func (b *Backend) body(req backend.Request) (path string, data []byte, notes []s
 	}
 	if req.Model == "" {
 		return "", nil, nil, unsupported("no model in request")
+	}
+	if len(req.Tools) > 0 || req.ToolChoice != "" || req.ParallelToolCalls != nil {
+		return "", nil, nil, unsupported(fmt.Sprintf("tools in the API's tools field are for server mode, not %s mode", req.Mode))
 	}
 	if req.Grammar != "" {
 		// vLLM and llama.cpp take grammars under names of their own; the

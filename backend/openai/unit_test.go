@@ -154,7 +154,7 @@ func TestNewAndCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(backend.Capabilities{Raw: true, Chat: true, Constrain: true}, b.Capabilities()); diff != "" {
+	if diff := cmp.Diff(backend.Capabilities{Raw: true, Chat: true, Constrain: true, ServerTools: true}, b.Capabilities()); diff != "" {
 		t.Error(diff)
 	}
 }

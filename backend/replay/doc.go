@@ -10,9 +10,10 @@
 // error with everything callers branch on (its backend.Error kind,
 // status, message, consumed flag, and its exact text).
 // ContextSize and CountTokens calls are recorded too. The header line
-// carries the format version (Version, now 3; recordings of versions 1
-// and 2, made before grammars, stop sequences and notes, and before the
-// token-exact fields, are still read).
+// carries the format version (Version, now 4; recordings of versions 1
+// to 3, made before grammars, stop sequences and notes, before the
+// token-exact fields, and before server mode's tools and calls, are
+// still read).
 //
 // Replay matches calls to the recording in order and checks each request
 // for equality; a request that differs is a *MismatchError naming the first

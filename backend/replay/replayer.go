@@ -77,6 +77,9 @@ func NewReplayer(r io.Reader) (*Replayer, error) {
 			if f := e.v3Fields(); f != "" && version < 3 {
 				return nil, fmt.Errorf("replay: line %d: %s in a version %d recording", line, f, version)
 			}
+			if f := e.v4Fields(); f != "" && version < 4 {
+				return nil, fmt.Errorf("replay: line %d: %s in a version %d recording", line, f, version)
+			}
 		case typeContextSize, typeCountTokens:
 		default:
 			return nil, fmt.Errorf("replay: line %d: unknown entry type %q", line, e.Type)

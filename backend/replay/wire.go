@@ -15,8 +15,11 @@ import (
 // the request's grammar and the response's stop_sequence and notes;
 // version 3 the token-exact fields (request token_spans and
 // return_tokens, response tokens, usage slot_tokens, capability
-// token_prompt), written only when set. Older recordings are still read.
-const Version = 3
+// token_prompt), written only when set; version 4 server mode (request
+// tools, tool_choice and parallel_tool_calls, response tool_calls,
+// capability server_tools), written only when set. Older recordings are
+// still read.
+const Version = 4
 
 // minVersion is the oldest version NewReplayer reads.
 const minVersion = 1
@@ -57,6 +60,8 @@ type wireCapabilities struct {
 	AddsBOS   bool `json:"adds_bos"`
 	// TokenPrompt is written only when true (version 3).
 	TokenPrompt bool `json:"token_prompt,omitempty"`
+	// ServerTools is written only when true (version 4).
+	ServerTools bool `json:"server_tools,omitempty"`
 }
 
 // wireRequest is backend.Request in full. It keeps its own message shape
@@ -74,6 +79,10 @@ type wireRequest struct {
 	// Version 3, written only when set.
 	TokenSpans   []backend.TokenSpan `json:"token_spans,omitempty"`
 	ReturnTokens bool                `json:"return_tokens,omitempty"`
+	// Version 4 (server mode), written only when set.
+	Tools             []chat.Tool `json:"tools,omitempty"`
+	ToolChoice        string      `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool       `json:"parallel_tool_calls,omitempty"`
 }
 
 type wireMessage struct {
@@ -116,6 +125,8 @@ type wireResponse struct {
 	// Tokens (version 3) is written only when set; so is TokenText.
 	Tokens    []int `json:"tokens,omitempty"`
 	TokenText int   `json:"token_text,omitempty"`
+	// ToolCalls (version 4) is written only when set.
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 // wireUsage keeps durations in nanoseconds so they round-trip exactly.
@@ -157,14 +168,14 @@ type wireBackendError struct {
 }
 
 func toWireCapabilities(c backend.Capabilities) *wireCapabilities {
-	return &wireCapabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS, TokenPrompt: c.TokenPrompt}
+	return &wireCapabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS, TokenPrompt: c.TokenPrompt, ServerTools: c.ServerTools}
 }
 
 func (c *wireCapabilities) capabilities() backend.Capabilities {
 	if c == nil {
 		return backend.Capabilities{}
 	}
-	return backend.Capabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS, TokenPrompt: c.TokenPrompt}
+	return backend.Capabilities{Raw: c.Raw, Chat: c.Chat, Constrain: c.Constrain, AddsBOS: c.AddsBOS, TokenPrompt: c.TokenPrompt, ServerTools: c.ServerTools}
 }
 
 // toWireRequest copies r; empty lists and raw JSON become null, so a nil
@@ -172,17 +183,34 @@ func (c *wireCapabilities) capabilities() backend.Capabilities {
 func toWireRequest(r backend.Request) *wireRequest {
 	w := &wireRequest{Model: r.Model, Mode: r.Mode, Prompt: r.Prompt, Stop: nilIfEmpty(r.Stop), Format: rawOrNil(r.Format),
 		Grammar: r.Grammar, TokenSpans: r.TokenSpans, ReturnTokens: r.ReturnTokens, Options: wireOptions{Temperature: r.Options.Temperature, TopP: r.Options.TopP, TopK: r.Options.TopK,
-			Seed: r.Options.Seed, MaxTokens: r.Options.MaxTokens, NumCtx: r.Options.NumCtx}}
+			Seed: r.Options.Seed, MaxTokens: r.Options.MaxTokens, NumCtx: r.Options.NumCtx},
+		Tools: r.Tools, ToolChoice: r.ToolChoice, ParallelToolCalls: r.ParallelToolCalls}
+	if len(w.Tools) == 0 {
+		w.Tools = nil
+	}
 	for _, m := range r.Messages {
 		wm := wireMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID,
-			Name: m.Name, IsError: m.IsError, Raw: m.Raw}
-		for _, c := range m.ToolCalls {
-			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: c.ID, Name: c.Name, Arguments: rawOrNil(c.Arguments),
-				Raw: c.Raw, Offset: c.Offset, Repairs: nilIfEmpty(c.Repairs)})
-		}
+			Name: m.Name, IsError: m.IsError, Raw: m.Raw, ToolCalls: toWireCalls(m.ToolCalls)}
 		w.Messages = append(w.Messages, wm)
 	}
 	return w
+}
+
+func toWireCalls(calls []chat.ToolCall) []wireToolCall {
+	var out []wireToolCall
+	for _, c := range calls {
+		out = append(out, wireToolCall{ID: c.ID, Name: c.Name, Arguments: rawOrNil(c.Arguments),
+			Raw: c.Raw, Offset: c.Offset, Repairs: nilIfEmpty(c.Repairs)})
+	}
+	return out
+}
+
+func fromWireCalls(calls []wireToolCall) []chat.ToolCall {
+	var out []chat.ToolCall
+	for _, c := range calls {
+		out = append(out, chat.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Raw: c.Raw, Offset: c.Offset, Repairs: c.Repairs})
+	}
+	return out
 }
 
 func nilIfEmpty(s []string) []string {
@@ -201,10 +229,11 @@ func rawOrNil(b json.RawMessage) json.RawMessage {
 
 func toWireResponse(r backend.Response) *wireResponse {
 	u := r.Usage
-	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Tokens: r.Tokens, TokenText: r.TokenText, Usage: wireUsage{
-		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
-		CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
-		GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total), SlotTokens: u.SlotTokens}}
+	return &wireResponse{Text: r.Text, StopReason: r.StopReason, StopSequence: r.StopSequence, Notes: r.Notes, Tokens: r.Tokens, TokenText: r.TokenText,
+		ToolCalls: toWireCalls(r.ToolCalls), Usage: wireUsage{
+			PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
+			CachedKnown: u.CachedKnown, TimeToFirstChunkNS: int64(u.TimeToFirstChunk), PromptNS: int64(u.PromptDuration),
+			GenerateNS: int64(u.GenerateDuration), TotalNS: int64(u.Total), SlotTokens: u.SlotTokens}}
 }
 
 func (w *wireResponse) response() backend.Response {
@@ -212,11 +241,12 @@ func (w *wireResponse) response() backend.Response {
 		return backend.Response{}
 	}
 	u := w.Usage
-	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Tokens: w.Tokens, TokenText: w.TokenText, Usage: backend.Usage{
-		PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
-		CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
-		PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS),
-		SlotTokens: u.SlotTokens}}
+	return backend.Response{Text: w.Text, StopReason: w.StopReason, StopSequence: w.StopSequence, Notes: w.Notes, Tokens: w.Tokens, TokenText: w.TokenText,
+		ToolCalls: fromWireCalls(w.ToolCalls), Usage: backend.Usage{
+			PromptTokens: u.PromptTokens, GeneratedTokens: u.GeneratedTokens, CachedTokens: u.CachedTokens,
+			CachedKnown: u.CachedKnown, TimeToFirstChunk: time.Duration(u.TimeToFirstChunkNS),
+			PromptDuration: time.Duration(u.PromptNS), GenerateDuration: time.Duration(u.GenerateNS), Total: time.Duration(u.TotalNS),
+			SlotTokens: u.SlotTokens}}
 }
 
 // v2Fields names a field of version 2 that e carries, "" when none: a
@@ -242,6 +272,19 @@ func (e *entry) v3Fields() string {
 		return "response.tokens"
 	case e.Capabilities != nil && e.Capabilities.TokenPrompt:
 		return "capabilities.token_prompt"
+	}
+	return ""
+}
+
+// v4Fields names a field of version 4 that e carries, "" when none.
+func (e *entry) v4Fields() string {
+	switch {
+	case e.Request != nil && (e.Request.Tools != nil || e.Request.ToolChoice != "" || e.Request.ParallelToolCalls != nil):
+		return "request.tools"
+	case e.Response != nil && e.Response.ToolCalls != nil:
+		return "response.tool_calls"
+	case e.Capabilities != nil && e.Capabilities.ServerTools:
+		return "capabilities.server_tools"
 	}
 	return ""
 }

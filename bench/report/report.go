@@ -271,7 +271,7 @@ func Markdown(w io.Writer, s bench.Summary, m Meta) error {
 	if len(s.Comparisons) > 0 {
 		b.WriteString("\n## Format comparisons\n\nTwo-sided two-proportion z-test at 5% (pooled); not called significant when either sample has fewer than 5 expected successes or failures.\n\n| model | mode | metric | A | B | A rate | B rate | p | verdict |\n|---|---|---|---|---|---:|---:|---:|---|\n")
 		for _, c := range s.Comparisons {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.3g | %s |\n", mdCell(c.Model), mdCell(c.Mode), c.Metric,
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.3g | %s |\n", mdCell(c.Model), mdCell(c.ModeLabel()), c.Metric,
 				mdCell(c.LabelA()), mdCell(c.LabelB()), PctKN(c.Test.A), PctKN(c.Test.B), c.Test.P, c.Verdict())
 		}
 	}

@@ -291,7 +291,7 @@ func CompareTable(w io.Writer, s bench.Summary, model string, m Meta) error {
 			fmt.Fprintln(w, "\nverdicts (two-proportion z-test, 5%):")
 			any = true
 		}
-		fmt.Fprintf(w, "  %s, %s: %s %s vs %s %s, p=%.3g\n    %s\n", c.Metric, c.Mode, c.LabelA(), shortPct(c.Test.A),
+		fmt.Fprintf(w, "  %s, %s: %s %s vs %s %s, p=%.3g\n    %s\n", c.Metric, c.ModeLabel(), c.LabelA(), shortPct(c.Test.A),
 			c.LabelB(), shortPct(c.Test.B), c.Test.P, c.Verdict())
 	}
 	return nil

@@ -34,7 +34,7 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "bearer token for --backend openai or llamacpp"},
 		&cli.StringFlag{Name: "quirks", Usage: "with --backend openai: `ollama` for Ollama's /v1 (templated /v1/completions: chat mode only)"},
 		modelFlag(),
-		&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (toolharness renders the whole prompt) or chat (the server applies its template)"},
+		&cli.StringFlag{Name: "mode", Value: "raw", Usage: "raw (toolharness renders the whole prompt), chat (the server applies its template, toolharness parses the calls) or server (tools in the API's tools field: the server's own template and call parser)"},
 		&cli.StringFlag{Name: "template", Usage: "template family (see: toolharness templates list); default: the model's own chat template, read from the server"},
 		chatTemplateFlag(),
 		&cli.StringFlag{Name: "format", Usage: "tool-call format (" + strings.Join(render.Formats(), ", ") + "); default: the family's"},
@@ -88,8 +88,11 @@ func checkAgentFlags(c *cli.Context) error {
 	if err := checkChoice(c, "backend", c.String("backend"), backendKinds); err != nil {
 		return err
 	}
-	if err := checkChoice(c, "mode", c.String("mode"), []string{string(backend.ModeRaw), string(backend.ModeChat)}); err != nil {
+	if err := checkChoice(c, "mode", c.String("mode"), []string{string(backend.ModeRaw), string(backend.ModeChat), string(backend.ModeServer)}); err != nil {
 		return err
+	}
+	if c.String("mode") == string(backend.ModeServer) && c.Bool("constrained") {
+		return usageError(c, "--constrained cannot be used with --mode server: the server constrains its own tool calls (or not)")
 	}
 	if err := checkChoice(c, "quirks", c.String("quirks"), []string{"ollama"}); err != nil {
 		return err
@@ -208,7 +211,7 @@ func buildSession(ctx context.Context, c *cli.Context, hooks agent.Hooks, in *li
 			return nil, err
 		}
 	}
-	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Chat: c.String("mode") == "chat",
+	r, err := agent.NewRenderer(agent.RendererOptions{Family: &fam, Format: c.String("format"), Chat: c.String("mode") != string(backend.ModeRaw),
 		Strict: c.Bool("strict"), Verbatim: c.Bool("verbatim")})
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func liveManifest(ctx context.Context, c *cli.Context, lr liveRun, d *bench.Agen
 	retries := d.MaxRetries
 	m.Suite, m.Models, m.Formats, m.Modes = suite, lr.models, lr.formats, lr.modes
 	m.Repeats, m.MaxRetries, m.Backend = max(c.Int("repeats"), 1), &retries, c.String("backend")
-	m.Constrained, m.ConstrainMaxString = d.Constrained, d.ConstrainMaxString
+	m.Constrained, m.ConstrainMaxString, m.Whole = d.Constrained, d.ConstrainMaxString, d.Whole
 	m.Sampling = &bench.Sampling{MaxTokens: d.Options.MaxTokens, Seed: d.Options.Seed, NumCtx: d.Options.NumCtx}
 	if d.Options.Temperature != nil {
 		m.Sampling.Temperature = *d.Options.Temperature

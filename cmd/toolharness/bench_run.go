@@ -24,7 +24,7 @@ func liveFlags() []cli.Flag {
 	return append([]cli.Flag{
 		hostFlag(),
 		&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(bench.Native), Usage: "tool-call formats, comma-separated: native (the model's template's own), " + strings.Join(bench.Formats(), ", ")},
-		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt) and/or chat (the server templates messages)"},
+		&cli.StringSliceFlag{Name: "modes", Value: cli.NewStringSlice("raw"), Usage: "raw (toolharness renders the prompt), chat (the server templates messages, toolharness parses) and/or server (tools in the API's tools field, the server's own parser: one cell per model)"},
 		&cli.StringFlag{Name: "suite", Usage: "suite `FILE` (YAML or JSON; - reads stdin); default: the built-in suite"},
 		&cli.IntFlag{Name: "repeats", Value: 1, Usage: "run each case N times"},
 		&cli.Float64Flag{Name: "temperature", Value: 0, Usage: "sampling temperature"},
@@ -34,6 +34,7 @@ func liveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "retries after a parse or validation error, with the error fed back"},
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain output to the tools' JSON Schema where the server can (calls only for cases that expect calls)"},
 		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
+		&cli.BoolFlag{Name: "whole", Usage: "ask for each reply whole, not streamed: with --backend llamacpp in raw mode every generated token id comes back and retries send failed attempts as their ids (TTFT is then the whole generation)"},
 		&cli.StringSliceFlag{Name: "endpoint", Usage: "model server URL, repeatable; URL#N runs N cases there at once (default: --host)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "cases at once per endpoint without #N"},
 		backendFlag(),
@@ -116,6 +117,9 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 	lr.models, lr.modes = models, splitList(c.StringSlice("modes"))
 	if lr.cells, err = bench.ParseCells(lr.models, lr.formats, lr.modes); err != nil {
 		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
+	}
+	if c.Bool("constrained") && slices.Contains(lr.modes, string(backend.ModeServer)) {
+		return lr, usageError(c, "--constrained cannot be used with --modes server: the server constrains its own tool calls (or not)")
 	}
 	if p := c.String("suite"); p != "" {
 		data, err := readFileArg(c, "--suite", p)
@@ -255,7 +259,7 @@ func parseEndpoints(c *cli.Context) ([]bench.Endpoint, error) {
 
 func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (*bench.AgentDriver, error) {
 	d := &bench.AgentDriver{
-		Backends: map[string]backend.Backend{}, MaxRetries: c.Int("max-retries"), Constrained: c.Bool("constrained"),
+		Backends: map[string]backend.Backend{}, MaxRetries: c.Int("max-retries"), Constrained: c.Bool("constrained"), Whole: c.Bool("whole"),
 		ConstrainMaxString: c.Int("constrained-max-string"),
 		Options:            backend.Options{MaxTokens: c.Int("max-tokens"), NumCtx: c.Int("num-ctx")},
 	}

@@ -17,11 +17,13 @@ func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
 		Usage: "compare prompt formats on one model: formats side by side, with intervals and a verdict",
-		UsageText: `toolharness compare --model M --formats a,b,c [--modes raw] [--repeats N] [--out DIR] [--json]
+		UsageText: `toolharness compare --model M --formats a,b,c [--modes raw[,chat][,server]] [--repeats N] [--out DIR] [--json]
 toolharness compare --model M --from DIR        (compare from an earlier bench run's results)
 
 The verdict of each pair of formats comes from a two-sided two-proportion z-test at 5% on the
-first-attempt lenient parse-failure rate and on first-try success.
+first-attempt lenient parse-failure rate and on first-try success. With --modes …,server every
+format is also compared with the server's own tool calling (tools in the API's tools field, the
+server's parser).
 
 Example:
    toolharness compare --model qwen2.5:7b --formats hermes,xml,json --repeats 3`,

@@ -10,4 +10,9 @@
 //     text in the messages;
 //   - the developer role becomes system, which local servers' chat
 //     templates know, and a note says so (backend.Response.Notes).
+//
+// Server mode (backend.ModeServer) is the other way round, and
+// ConvertServer, OpenAIMessages and Completion serve it: the tools go in
+// the API's tools field, an assistant turn travels as its content and
+// structured calls, and the server's own parser returns the calls.
 package chatwire

@@ -1,0 +1,89 @@
+package llamacpp
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+)
+
+var weatherTool = chat.Tool{Name: "get_weather", Description: "Weather of a city",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}
+
+// TestServerMode checks the shape of a server-mode exchange against a
+// recorded answer: the request goes to /v1/chat/completions unstreamed,
+// tools in the tools field, the history's calls as structures; the
+// server's calls come back in ToolCalls.
+func TestServerMode(t *testing.T) {
+	fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200, file: "chat_tool_calls.json"}}})
+	c := newClient(t, fs, Config{})
+	if !c.Capabilities().ServerTools {
+		t.Fatal("ServerTools is false")
+	}
+	req := backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{weatherTool}, Stop: []string{"</s>"},
+		Options: backend.Options{MaxTokens: 64, Seed: ptr(1)},
+		Messages: []chat.Message{
+			{Role: chat.RoleSystem, Content: "be brief"},
+			{Role: chat.RoleUser, Content: "weather in Rome?"},
+			{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "a1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}}},
+			{Role: chat.RoleTool, ToolCallID: "a1", Name: "get_weather", Content: "rain"},
+			{Role: chat.RoleUser, Content: "and Paris?"},
+		}}
+	chunks := 0
+	resp, err := c.Generate(t.Context(), req, func(string) error { chunks++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []chat.ToolCall{{ID: "cYZmyZb4TqEh1FMxM2plYi1uyKQZJBvv", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}
+	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if resp.Text != "" || chunks != 0 || resp.StopReason != "stop" || resp.Usage.PromptTokens != 221 || !resp.Usage.CachedKnown {
+		t.Errorf("text %q (%d chunks), stop %q, usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
+	}
+	if len(fs.reqs) != 1 {
+		t.Fatalf("%d requests, want 1 (no /props, /tokenize: the server's template makes the prompt)", len(fs.reqs))
+	}
+	wantBody := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"weather in Rome?"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"a1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},` +
+		`{"role":"tool","content":"rain","name":"get_weather","tool_call_id":"a1"},{"role":"user","content":"and Paris?"}],` +
+		`"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather of a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],` +
+		`"stream":false,"cache_prompt":true,"max_tokens":64,"stop":["</s>"],"seed":1}`
+	if got := fs.reqs[0].Body; got != wantBody {
+		t.Errorf("request body:\n got %s\nwant %s", got, wantBody)
+	}
+}
+
+func TestServerModeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rep  reply
+		kind backend.Kind
+	}{
+		{"server without --jinja", reply{status: 500, body: `{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}`}, backend.KindServer},
+		{"prompt too long", reply{status: 400, file: "error_context.json"}, backend.KindContextOverflow},
+		{"not JSON", reply{status: 200, body: `<html>`}, backend.KindBadResponse},
+		{"no choices", reply{status: 200, body: `{"choices":[]}`}, backend.KindBadResponse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {tc.rep}})
+			c := newClient(t, fs, Config{Retries: -1})
+			_, err := c.Generate(t.Context(), backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{weatherTool},
+				Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}, nil)
+			var be *backend.Error
+			if !errors.As(err, &be) || be.Kind != tc.kind {
+				t.Fatalf("err %v; want kind %s", err, tc.kind)
+			}
+		})
+	}
+	fs := newFixtureServer(t, nil)
+	c := newClient(t, fs, Config{})
+	_, err := c.Generate(t.Context(), backend.Request{Mode: backend.ModeRaw, Prompt: "p", Tools: []chat.Tool{weatherTool}}, nil)
+	if !errors.Is(err, backend.ErrUnsupported) || len(fs.reqs) != 0 {
+		t.Errorf("tools in raw mode: err %v after %d requests; want unsupported before any", err, len(fs.reqs))
+	}
+}

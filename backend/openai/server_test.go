@@ -1,0 +1,85 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
+)
+
+// TestServerMode: /chat/completions unstreamed with tools and tool_choice;
+// the answer's calls (arguments as a JSON string) come back in ToolCalls,
+// its content as the one chunk.
+func TestServerMode(t *testing.T) {
+	var sent []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent, _ = io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"Checking.",`+
+			`"tool_calls":[{"id":"call_9","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}},`+
+			`{"id":"call_10","type":"function","function":{"name":"f","arguments":"{\"x\":"}}]}}],`+
+			`"usage":{"prompt_tokens":12,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":8}}}`)
+	}))
+	t.Cleanup(srv.Close)
+	b, err := New(Config{BaseURL: srv.URL + "/v1", Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Capabilities().ServerTools {
+		t.Fatal("ServerTools is false")
+	}
+	tool := chat.Tool{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}
+	var chunks []string
+	resp, err := b.Generate(t.Context(), backend.Request{Model: "m", Mode: backend.ModeServer, Tools: []chat.Tool{tool}, ToolChoice: "required",
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: "go"}}}, func(s string) error { chunks = append(chunks, s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []chat.ToolCall{{ID: "call_9", Name: "f", Arguments: json.RawMessage(`{"x":1}`)}, {ID: "call_10", Name: "f", Raw: `{"x":`}}
+	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if resp.Text != "Checking." || len(chunks) != 1 || resp.StopReason != "stop" || resp.Usage.CachedTokens != 8 || !resp.Usage.CachedKnown {
+		t.Errorf("text %q chunks %q stop %q usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
+	}
+	wantBody := `{"model":"m","messages":[{"role":"user","content":"go"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","stream":false}`
+	if string(sent) != wantBody {
+		t.Errorf("body\n got %s\nwant %s", sent, wantBody)
+	}
+}
+
+func TestServerModeErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		io.WriteString(w, `{"error":{"message":"tools are not supported by this model","type":"invalid_request_error"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	b, err := New(Config{BaseURL: srv.URL, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := backend.Request{Model: "m", Mode: backend.ModeServer, Messages: []chat.Message{{Role: chat.RoleUser, Content: "go"}}}
+	_, err = b.Generate(t.Context(), req, nil)
+	var be *backend.Error
+	if !errors.As(err, &be) || be.Kind != backend.KindServer || be.Status != 400 || be.Message != "tools are not supported by this model" {
+		t.Errorf("err %v", err)
+	}
+	req.Grammar = `root ::= "x"`
+	if _, err := b.Generate(t.Context(), req, nil); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("grammar: err %v", err)
+	}
+	if _, err := b.Generate(t.Context(), backend.Request{Model: "m", Mode: backend.ModeChat, Tools: req.Tools,
+		ToolChoice: "auto", Messages: req.Messages}, nil); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("tool_choice in chat mode: err %v", err)
+	}
+}
