@@ -42,8 +42,23 @@
 //	// Prompt is raw mode: the whole prompt string, special tokens included.
 //	func Prompt(req Request) (string, error)
 //	// ChatMessages is chat mode: the message list for a chat endpoint, the
-//	// catalog as text in the system message, results as user messages.
+//	// catalog as text in the system message (Request.OwnCatalog: the
+//	// template's own tool section), results as user messages.
 //	func ChatMessages(req Request) ([]chat.Message, error)
+//	// TemplateTools is a template's own tool section and where a chat-mode
+//	// list carries it, proved by rendering (ErrNoTemplateTools,
+//	// ErrToolsOutsideSystem when there is none to send).
+//	func TemplateTools(fam templates.Family, system string, tools []chat.Tool, now time.Time) (ToolSection, error)
+//	// TemplateTurn is an assistant message as the template writes it.
+//	func TemplateTurn(fam templates.Family, m chat.Message) (string, error)
+//
+//	// ChatSession is chat mode's list builder of one session: each turn
+//	// converts only the new messages and appends them to the list sent.
+//	func NewChatSession(cfg SessionConfig) (*ChatSession, error)
+//	func (s *ChatSession) AddUser(text string)
+//	func (s *ChatSession) AddAssistant(m chat.Message) error
+//	func (s *ChatSession) AddResults(results []chat.ToolResult) error
+//	func (s *ChatSession) Messages(reminders ...string) ([]chat.Message, error)
 //
 //	// Session is the raw-mode prefix builder of one session.
 //	func NewSession(cfg SessionConfig) (*Session, error)
@@ -82,7 +97,11 @@
 // calls and results itself, byte-identical to the official template. In any
 // other format (and in chat mode) the catalog goes as text at the end of the
 // system message, an assistant turn is its raw text, and the results of a
-// turn travel as one user message.
+// turn travel as one user message. Chat mode with Request.OwnCatalog (or
+// SessionConfig.OwnCatalog) sends the template's own tool section instead,
+// where TemplateTools places it: at the end of the system text, or as a
+// system message of its own before it, whichever the template renders,
+// without tools, exactly as it renders the conversation with tools.
 //
 // # Framing safety
 //

@@ -37,8 +37,11 @@ type Request struct {
 	// OwnCatalog (chat mode) sends the template's own tool section
 	// (TemplateTools) instead of a catalog this package writes; a
 	// template that renders its tools where no system message can carry
-	// them is then an error (ErrToolsOutsideSystem). Raw mode ignores it:
-	// there the template renders its tools itself in its native format.
+	// them is then an error (ErrToolsOutsideSystem). The section asks for
+	// calls in the template's own syntax, so Format should be the
+	// family's native one (derive.Own; agent.PlanChatCatalog decides
+	// both). Raw mode ignores it: there the template renders its tools
+	// itself in its native format.
 	OwnCatalog bool
 }
 
@@ -105,9 +108,12 @@ func Prompt(req Request) (string, error) {
 
 // ChatMessages renders req in chat mode: the message list for a chat
 // endpoint that applies its own template. The catalog travels as text at
-// the end of the system message, an assistant turn is its raw text (or its
-// content and calls written in the format), and the results of a turn are
-// one user message. Nothing goes in a server-side tools field.
+// the end of the system message (with OwnCatalog, the template's own tool
+// section where TemplateTools places it), an assistant turn is its raw
+// text (or its content and calls written in the format), and the results
+// of a turn are one user message. Nothing goes in a server-side tools
+// field. It converts the whole conversation; a session's turns use
+// ChatSession, which converts only what each turn adds.
 func ChatMessages(req Request) ([]chat.Message, error) {
 	p, err := prepareText(req)
 	if err != nil {
