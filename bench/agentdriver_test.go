@@ -152,8 +152,9 @@ func TestAgentDriverKeepsGenerationError(t *testing.T) {
 // TestAgentDriverOwnTemplateModes runs a case with a model's own template
 // outside the built-in families (GLM-4.5's) in both modes with the
 // native format: raw mode uses the call syntax derived from the template
-// (the template writes catalog and calls), chat mode the family's default
-// text format, since only the template can write the derived syntax.
+// (the template writes catalog and calls), and so does chat mode, whose
+// system message carries the template's own tool section
+// (agent.PlanChatCatalog).
 func TestAgentDriverOwnTemplateModes(t *testing.T) {
 	src, err := source.Load(filepath.Join("..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja"), source.Options{Tools: true})
 	if err != nil {
@@ -164,7 +165,7 @@ func TestAgentDriverOwnTemplateModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	suite := testSuite(t)
-	for _, tt := range []struct{ mode, want string }{{"raw", "glm45"}, {"chat", "hermes"}} {
+	for _, tt := range []struct{ mode, want string }{{"raw", "glm45"}, {"chat", "glm45"}} {
 		t.Run(tt.mode, func(t *testing.T) {
 			d := &AgentDriver{Backends: map[string]backend.Backend{"e": &recordingBackend{}},
 				Family: func(context.Context, string, string) (templates.Family, error) { return fam, nil }}
