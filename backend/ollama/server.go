@@ -38,9 +38,11 @@ func serverMessages(in []chat.Message) ([]api.Message, []string, error) {
 }
 
 // serverTools converts tools for the tools field. Ollama's client reads a
-// tool's parameters into its own types, which keep type, description,
-// enum, items, properties and required of each property: a schema keyword
-// beyond those does not reach the server's template.
+// tool's parameters into its own types, which keep the top level's type,
+// required, properties, items and $defs and each property's type,
+// description, enum, items, anyOf and nested properties: a schema keyword
+// beyond those (a nested required list, minimum, pattern) does not reach
+// the server.
 func serverTools(tools []chat.Tool) (api.Tools, error) {
 	data, err := chat.MarshalTools(tools)
 	if err != nil {
