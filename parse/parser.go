@@ -65,8 +65,10 @@ type Parser struct {
 	// tab is ctab, every opener, or htab outside content (setPart).
 	ctab, htab *table
 
-	// ids are the call IDs after callIDs made so far (callID).
-	ids []string
+	// lastID is the ID of call lastIDn, the last one past callIDs
+	// (callID).
+	lastID  string
+	lastIDn int
 	// scratch holds the calls of the block being finished.
 	scratch []dcall
 	// arena holds the Raw text and arguments of emitted calls.
@@ -522,25 +524,19 @@ func (p *Parser) callID(n int) string {
 	if n < len(callIDs) {
 		return callIDs[n]
 	}
-	// Later IDs are made once per parser and kept (up to maxKeptIDs),
-	// so that a parser reused turn after turn formats each once.
-	k := n - len(callIDs)
-	if k < len(p.ids) {
-		return p.ids[k]
+	// The call start and the call ask for the same ID: the last one is
+	// kept.
+	if p.lastID != "" && p.lastIDn == n {
+		return p.lastID
 	}
 	// Formatted into the arena, as Raw is: a fresh parser per generation
 	// would otherwise allocate one string per call past callIDs (2,000
-	// of a call-dense parse's 2,035 allocations).
+	// of a call-dense parse's 2,035 allocations). Not kept beyond the
+	// last: kept IDs would pin the arena chunks they were written in.
 	v := p.arena.keep(strconv.AppendInt(append(p.arena.room(24), "call_"...), int64(n), 10))
-	id := unsafe.String(&v[0], len(v))
-	if k == len(p.ids) && k < maxKeptIDs {
-		p.ids = append(p.ids, id)
-	}
-	return id
+	p.lastID, p.lastIDn = unsafe.String(&v[0], len(v)), n
+	return p.lastID
 }
-
-// maxKeptIDs bounds the call IDs a parser keeps.
-const maxKeptIDs = 1 << 14
 
 // acceptable reports whether a repaired or tentative block naming name
 // may be taken as a call: it names a registered tool, or there is no
