@@ -3,14 +3,19 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/chat"
 )
 
 // TestDeadline: a request that outlasts the server's per-request deadline
@@ -143,4 +148,35 @@ func TestTrace(t *testing.T) {
 	if second.API != apiAnthropic || len(second.Attempts) != 1 || second.Attempts[0].Raw != "It is sunny." || len(second.Calls) != 0 || second.Finish != "stop" {
 		t.Errorf("second line %+v: want the anthropic answer", second)
 	}
+}
+
+// TestMemoryPerTurn: a remembered turn keeps its own bytes, not the
+// parser's 16 KB arena block its call was read into (which made 17 KB a
+// turn, 70 MB at the default 4,096 turns).
+func TestMemoryPerTurn(t *testing.T) {
+	const turns = 200
+	sb := &scriptBackend{next: func(backend.Request) string {
+		return "Checking the weather.\n" + call("get_weather", `{"city": "Paris"}`)
+	}}
+	eng, err := NewEngine(EngineConfig{Models: []*Model{testModel(t, sb)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool chat.Tool
+	if err := json.Unmarshal([]byte(okTool), &tool); err != nil {
+		t.Fatal(err)
+	}
+	req := Request{API: apiOpenAI, Model: "m", Tools: []chat.Tool{tool}, Messages: []chat.Message{{Role: chat.RoleUser, Content: "Weather in Paris?"}}}
+	before := liveHeap()
+	for range turns {
+		if _, err := eng.Turn(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	per := (int(liveHeap()) - int(before)) / turns
+	runtime.KeepAlive(eng)
+	if per > 4096 {
+		t.Errorf("%d bytes kept per remembered turn, want at most 4096", per)
+	}
+	t.Logf("%d bytes per remembered turn", per)
 }
