@@ -214,9 +214,8 @@ func TestE2EServeDeadBackend(t *testing.T) {
 	if killed.IsZero() {
 		t.Fatalf("the stream ended before any text: %v", s.Err())
 	}
-	var se interface{ Error() string }
-	if se = s.Err(); se == nil || !strings.Contains(se.Error(), "model server") {
-		t.Errorf("mid-stream kill: stream error %v, want one naming the model server", se)
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "model server") {
+		t.Errorf("mid-stream kill: stream error %v, want one naming the model server", err)
 	}
 	if d := time.Since(killed); d > 30*time.Second {
 		t.Errorf("mid-stream kill: the stream ended %v after the kill", d)
@@ -241,7 +240,6 @@ func TestE2EServeDeadBackend(t *testing.T) {
 			t.Errorf("stream %v: the errors took %v", stream, d)
 		}
 	}
-	_ = m
 }
 
 // TestE2EServeOllamaAPI: Ollama's own client, pointed at the server,
@@ -310,7 +308,6 @@ func TestE2EServeOllamaAPI(t *testing.T) {
 			t.Errorf("stream %v: done %v, content %q: want a finished reply with text", stream, last.Done, content.String())
 		}
 	}
-	_ = m
 }
 
 // metricLine reports whether the server's /metrics has the line.
