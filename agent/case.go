@@ -34,6 +34,10 @@ type Case struct {
 	// ConstrainMaxString bounds unbounded strings under the constraint
 	// (see SchemaOptions.MaxString).
 	ConstrainMaxString int
+	// ConstrainTo, with Constrained, names the one tool the schema allows
+	// (a caller's tool_choice naming a function); the catalog still lists
+	// every tool, so the prompt does not change with the choice.
+	ConstrainTo string
 	// Strict disables the parser's repairs.
 	Strict bool
 	// MaxRetries is the number of attempts after the first that may follow
@@ -235,7 +239,7 @@ func caseRequest(c Case, r Renderer, mode backend.Mode, sys System, hist []Msg) 
 		req.Messages, err = ServerMessages(sys, hist)
 		return req, p, err
 	case c.Constrained:
-		if req.Format, err = CallSchema(c.Tools, SchemaOptions{AllowAnswer: !c.RequireCall, MaxString: c.ConstrainMaxString}); err != nil {
+		if req.Format, err = CallSchema(constrainedTools(c), SchemaOptions{AllowAnswer: !c.RequireCall, MaxString: c.ConstrainMaxString}); err != nil {
 			return req, nil, err
 		}
 		p = &constrainedParser{}
@@ -338,4 +342,17 @@ func caseAttempt(ctx context.Context, b backend.Backend, c Case, r Renderer, mod
 		return a, calls, fmt.Errorf("agent: case generation: %w", err)
 	}
 	return a, calls, nil
+}
+
+// constrainedTools are the tools a constrained attempt may call.
+func constrainedTools(c Case) []chat.Tool {
+	if c.ConstrainTo == "" {
+		return c.Tools
+	}
+	for _, t := range c.Tools {
+		if t.Name == c.ConstrainTo {
+			return []chat.Tool{t}
+		}
+	}
+	return c.Tools
 }

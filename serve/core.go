@@ -239,16 +239,18 @@ func (e *Engine) Turn(ctx context.Context, req Request, out Stream) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	// A failed turn still names its model, for the metrics and the log.
+	failed := Result{Model: m.Name}
 	if err := checkTools(req.Tools, req.Choice); err != nil {
-		return Result{}, err
+		return failed, err
 	}
 	msgs, replayed, err := e.history(m, req)
 	if err != nil {
-		return Result{}, err
+		return failed, err
 	}
 	tokens, err := e.checkWindow(ctx, m, msgs, req.Tools)
 	if err != nil {
-		return Result{}, err
+		return failed, err
 	}
 	c := e.turnCase(m, req, msgs, out)
 	if room := m.Window - 2*tokens; m.Window > 0 && c.Options.MaxTokens > room && room > 0 {
@@ -262,7 +264,7 @@ func (e *Engine) Turn(ctx context.Context, req Request, out Stream) (Result, err
 	res, err := agent.RunCase(ctx, m.Backend, c)
 	e.metrics.observeGeneration(req.API, m.Name, res, time.Since(start))
 	if err != nil {
-		return Result{}, generationError(err)
+		return failed, generationError(ctx, err)
 	}
 	r := e.result(m, req, res)
 	r.Replayed = replayed
@@ -302,6 +304,9 @@ func (e *Engine) turnCase(m *Model, req Request, msgs []chat.Message, out Stream
 		// llama.cpp json_schema): the reply is then a call by
 		// construction, its raw JSON the turn the history keeps.
 		c.Constrained, c.RequireCall, c.ConstrainMaxString = true, true, m.ConstrainMaxString
+		if req.Choice.Mode == ChoiceTool {
+			c.ConstrainTo = req.Choice.Name
+		}
 	}
 	if out != nil {
 		c.OnEvent = func(_ int, ev agent.Event) {
@@ -452,10 +457,15 @@ func checkTools(tools []chat.Tool, ch Choice) error {
 	return nil
 }
 
-// generationError words a failed generation: the caller's cancellation
-// stays itself; an overflow is the caller's request; anything else is the
+// generationError words a failed generation: a request past the server's
+// deadline says so; the caller's cancellation stays itself; an overflow is the caller's request; anything else is the
 // backend's.
-func generationError(err error) error {
+func generationError(ctx context.Context, err error) error {
+	if ctx.Err() == context.DeadlineExceeded {
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			return fmt.Errorf("%w: %w", cause, ctx.Err())
+		}
+	}
 	if errors.Is(err, backend.ErrContextOverflow) {
 		return badField("messages", "the conversation does not fit the model's context window: %v", err)
 	}

@@ -23,14 +23,14 @@ type recording struct {
 }
 
 type generationRecord struct {
-	prompt, raw string
-	generated   int
+	prompt, raw, stop string
+	generated         int
 }
 
 func (r *recording) Generate(ctx context.Context, req backend.Request, onChunk func(string) error) (backend.Response, error) {
 	resp, err := r.Backend.Generate(ctx, req, onChunk)
 	r.mu.Lock()
-	r.gens = append(r.gens, generationRecord{prompt: req.Prompt, raw: resp.Text, generated: resp.Usage.GeneratedTokens})
+	r.gens = append(r.gens, generationRecord{prompt: req.Prompt, raw: resp.Text, stop: resp.StopReason, generated: resp.Usage.GeneratedTokens})
 	r.mu.Unlock()
 	return resp, err
 }

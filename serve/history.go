@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/backend"
@@ -58,9 +61,9 @@ func (e *Engine) remember(m *Model, res agent.CaseResult, r Result) {
 	last := res.Attempts[len(res.Attempts)-1]
 	turn := make([]chat.Message, 0, len(res.Retried)+1)
 	for _, h := range res.Retried {
-		turn = append(turn, h.Message)
+		turn = append(turn, detached(h.Message))
 	}
-	turn = append(turn, chat.Message{Role: chat.RoleAssistant, Content: last.Content, ToolCalls: r.Calls, Raw: last.Raw})
+	turn = append(turn, detached(chat.Message{Role: chat.RoleAssistant, Content: last.Content, ToolCalls: r.Calls, Raw: last.Raw}))
 	shown := chat.Message{Role: chat.RoleAssistant, Content: r.Text, ToolCalls: r.Calls}
 	keys := []string{turnKey(m.Name, shown)}
 	if len(r.Calls) == 0 && len(res.Attempts) > 1 {
@@ -68,6 +71,26 @@ func (e *Engine) remember(m *Model, res agent.CaseResult, r Result) {
 		keys = append(keys, turnKey(m.Name, chat.Message{Role: chat.RoleAssistant, Content: agent.Answer(last.Events)}))
 	}
 	e.memory.Put(keys, turn)
+}
+
+// detached is m with its text and calls copied: the parser hands out a
+// call's name, raw text and arguments inside its arena's 16 KB blocks, and
+// a remembered turn that kept one would keep the whole block (measured:
+// about 17 KB a turn, 70 MB at the default 4,096 turns).
+func detached(m chat.Message) chat.Message {
+	m.Content, m.Reasoning, m.Raw = strings.Clone(m.Content), strings.Clone(m.Reasoning), strings.Clone(m.Raw)
+	if len(m.ToolCalls) == 0 {
+		return m
+	}
+	calls := make([]chat.ToolCall, len(m.ToolCalls))
+	for i, c := range m.ToolCalls {
+		c.Name, c.Raw = strings.Clone(c.Name), strings.Clone(c.Raw)
+		c.Arguments = bytes.Clone(c.Arguments)
+		c.Repairs = slices.Clone(c.Repairs)
+		calls[i] = c
+	}
+	m.ToolCalls = calls
+	return m
 }
 
 // checkWindow refuses a conversation whose prompt cannot fit the model's

@@ -130,7 +130,10 @@ func (s *Server) guard(api string, h http.HandlerFunc) http.HandlerFunc {
 		}
 		s.cfg.Metrics.flight(1)
 		defer s.cfg.Metrics.flight(-1)
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+		// The cause names the deadline, so that the caller's error says
+		// which limit ended its request.
+		ctx, cancel := context.WithTimeoutCause(r.Context(), s.cfg.Timeout,
+			fmt.Errorf("serve: the request ran past the server's deadline of %s (serve --timeout)", s.cfg.Timeout))
 		defer cancel()
 		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -148,7 +149,13 @@ func listenAndServe(ctx context.Context, c *cli.Context, addr string, h http.Han
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	var inFlight atomic.Int64
+	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inFlight.Add(1)
+		defer inFlight.Add(-1)
+		h.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: counted, ReadHeaderTimeout: 30 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	fmt.Fprintf(c.App.ErrWriter, "toolharness: serving on http://%s (OpenAI /v1, Anthropic /v1/messages, Ollama /api/chat, /metrics, /healthz)\n", ln.Addr())
@@ -162,9 +169,15 @@ func listenAndServe(ctx context.Context, c *cli.Context, addr string, h http.Han
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		// Past the grace period: closing the connections cancels the
-		// requests' contexts, and so their generations upstream.
+		// requests' contexts, and so their generations upstream; the
+		// handlers get a moment to return, so that the cancellations
+		// reach the backend and the log before the process ends.
+		n := inFlight.Load()
 		_ = srv.Close()
-		return fmt.Errorf("serve: requests still running after %s were cancelled", c.Duration("shutdown-timeout"))
+		for end := time.Now().Add(5 * time.Second); inFlight.Load() > 0 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return fmt.Errorf("serve: %d requests still running after --shutdown-timeout %s were cancelled", n, c.Duration("shutdown-timeout"))
 	}
 	return nil
 }
