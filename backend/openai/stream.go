@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/chatwire"
 	"github.com/toolharness/toolharness/backend/internal/transport"
 )
 
@@ -28,13 +29,7 @@ type chunk struct {
 		// token id for a stop token, null otherwise.
 		StopReason json.RawMessage `json:"stop_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage *chatwire.Usage `json:"usage"`
 	// Timings is llama-server's extension on its final events: cache_n is
 	// the reused prompt prefix, prompt_n the tokens evaluated anew. Builds
 	// before prompt_tokens_details.cached_tokens (llama.cpp PR #19361)
@@ -48,24 +43,14 @@ type chunk struct {
 
 // applyUsage copies the chunk's usage, if any, into u. The last usage seen
 // wins: Ollama puts a zero usage on every /v1/completions chunk and the
-// real one on the last. The reused prefix is cached_tokens, or
-// llama-server's timings.cache_n where that is all it sends; never a
-// count of what the server holds.
+// real one on the last (chatwire.ApplyUsage says which figure is the
+// reused prefix).
 func (c *chunk) applyUsage(u *backend.Usage) {
-	detailed := false
-	if c.Usage != nil {
-		u.PromptTokens = c.Usage.PromptTokens
-		u.GeneratedTokens = c.Usage.CompletionTokens
-		if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
-			u.CachedTokens, u.CachedKnown, detailed = *d.CachedTokens, true, true
-		}
+	var cacheN, promptN *int
+	if t := c.Timings; t != nil {
+		cacheN, promptN = t.CacheN, t.PromptN
 	}
-	if t := c.Timings; t != nil && t.CacheN != nil && !detailed {
-		u.CachedTokens, u.CachedKnown = *t.CacheN, true
-		if u.PromptTokens == 0 && t.PromptN != nil {
-			u.PromptTokens = *t.CacheN + *t.PromptN
-		}
-	}
+	chatwire.ApplyUsage(u, c.Usage, cacheN, promptN)
 }
 
 // once runs one attempt.

@@ -110,13 +110,7 @@ type Completion struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage *Usage `json:"usage"`
 	// Timings is llama-server's: cache_n the reused prompt prefix,
 	// prompt_n the prompt tokens evaluated anew.
 	Timings *struct {
@@ -147,24 +141,44 @@ func (c *Completion) Response(backendName string) (backend.Response, error) {
 	for _, tc := range ch.Message.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, ReadCall(tc.ID, tc.Function.Name, json.RawMessage(tc.Function.Arguments)))
 	}
-	detailed := false
-	if u := c.Usage; u != nil {
-		r.Usage.PromptTokens, r.Usage.GeneratedTokens = u.PromptTokens, u.CompletionTokens
-		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
-			r.Usage.CachedTokens, r.Usage.CachedKnown, detailed = *d.CachedTokens, true, true
-		}
-	}
+	var cacheN, promptN *int
 	if t := c.Timings; t != nil {
 		r.Usage.PromptDuration = msDuration(t.PromptMS)
 		r.Usage.GenerateDuration = msDuration(t.PredictedMS)
-		if t.CacheN != nil && !detailed {
-			r.Usage.CachedTokens, r.Usage.CachedKnown = *t.CacheN, true
-			if r.Usage.PromptTokens == 0 && t.PromptN != nil {
-				r.Usage.PromptTokens = *t.CacheN + *t.PromptN
-			}
+		cacheN, promptN = t.CacheN, t.PromptN
+	}
+	ApplyUsage(&r.Usage, c.Usage, cacheN, promptN)
+	return r, nil
+}
+
+// Usage is the usage object of an OpenAI-style answer or stream chunk.
+type Usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// ApplyUsage copies an answer's usage (nil: none) and llama-server's
+// timings.cache_n and prompt_n (nil: not sent) into dst. The reused
+// prefix is cached_tokens, else cache_n where that is all the server
+// sends (builds before llama.cpp PR #19361); never a count of what the
+// server holds.
+func ApplyUsage(dst *backend.Usage, u *Usage, cacheN, promptN *int) {
+	detailed := false
+	if u != nil {
+		dst.PromptTokens, dst.GeneratedTokens = u.PromptTokens, u.CompletionTokens
+		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+			dst.CachedTokens, dst.CachedKnown, detailed = *d.CachedTokens, true, true
 		}
 	}
-	return r, nil
+	if cacheN != nil && !detailed {
+		dst.CachedTokens, dst.CachedKnown = *cacheN, true
+		if dst.PromptTokens == 0 && promptN != nil {
+			dst.PromptTokens = *cacheN + *promptN
+		}
+	}
 }
 
 // ReadCall is a call as a server returned it. args is a JSON object, or a
