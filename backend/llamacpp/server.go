@@ -3,9 +3,11 @@ package llamacpp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/toolharness/toolharness/backend"
@@ -19,25 +21,28 @@ import (
 // (--jinja) to render and its own parser to read back. Field order is the
 // order the JSON is written in.
 type chatRequest struct {
-	Messages    []chatwire.OAIMessage `json:"messages"`
-	Tools       []chat.Tool           `json:"tools,omitempty"`
-	ToolChoice  string                `json:"tool_choice,omitempty"`
-	Parallel    *bool                 `json:"parallel_tool_calls,omitempty"`
-	Stream      bool                  `json:"stream"`
-	CachePrompt bool                  `json:"cache_prompt"`
-	MaxTokens   *int                  `json:"max_tokens,omitempty"`
-	Stop        []string              `json:"stop,omitempty"`
-	Temperature *float64              `json:"temperature,omitempty"`
-	TopK        *int                  `json:"top_k,omitempty"`
-	TopP        *float64              `json:"top_p,omitempty"`
-	Seed        *int                  `json:"seed,omitempty"`
-	Grammar     string                `json:"grammar,omitempty"`
-	JSONSchema  json.RawMessage       `json:"json_schema,omitempty"`
+	Messages   []chatwire.OAIMessage `json:"messages"`
+	Tools      []chat.Tool           `json:"tools,omitempty"`
+	ToolChoice string                `json:"tool_choice,omitempty"`
+	Parallel   *bool                 `json:"parallel_tool_calls,omitempty"`
+	Stream     bool                  `json:"stream"`
+	// StreamOptions asks a stream for its usage at the end.
+	StreamOptions *chatwire.StreamOptions `json:"stream_options,omitempty"`
+	CachePrompt   bool                    `json:"cache_prompt"`
+	MaxTokens     *int                    `json:"max_tokens,omitempty"`
+	Stop          []string                `json:"stop,omitempty"`
+	Temperature   *float64                `json:"temperature,omitempty"`
+	TopK          *int                    `json:"top_k,omitempty"`
+	TopP          *float64                `json:"top_p,omitempty"`
+	Seed          *int                    `json:"seed,omitempty"`
+	Grammar       string                  `json:"grammar,omitempty"`
+	JSONSchema    json.RawMessage         `json:"json_schema,omitempty"`
 }
 
-// generateServer runs a server-mode request. It is never streamed: the
-// server's parser returns the calls whole, and the content with them,
-// which the callback gets as one chunk. The prompt is not counted before
+// generateServer runs a server-mode request. A caller with a callback
+// gets the answer streamed (SSE, the content's deltas as they come, the
+// calls' pieces put together); one without, or a client configured
+// NonStreaming, gets it whole. The prompt is not counted before
 // sending (the server's template, not the harness, makes it): a prompt
 // too long for the slot is the server's exceed_context_size_error, which
 // is KindContextOverflow all the same.
@@ -51,6 +56,9 @@ func (c *Client) generateServer(ctx context.Context, req backend.Request, onChun
 		Temperature: req.Options.Temperature, TopK: req.Options.TopK, TopP: req.Options.TopP, Seed: req.Options.Seed,
 		Grammar: req.Grammar, JSONSchema: req.Format,
 	}
+	if onChunk != nil && !c.cfg.NonStreaming {
+		body.Stream, body.StreamOptions = true, &chatwire.StreamOptions{IncludeUsage: true}
+	}
 	if n := req.Options.MaxTokens; n > 0 {
 		body.MaxTokens = &n
 	}
@@ -60,23 +68,17 @@ func (c *Client) generateServer(ctx context.Context, req backend.Request, onChun
 	var resp backend.Response
 	err = c.retry().Do(ctx, func() error {
 		var err error
-		resp, err = c.chatCompletion(ctx, body)
+		resp, err = c.chatCompletion(ctx, body, onChunk)
 		return err
 	})
 	resp.Notes = notes
-	if err != nil {
-		return resp, err
-	}
-	if onChunk != nil && resp.Text != "" {
-		if err := onChunk(resp.Text); err != nil {
-			return resp, err
-		}
-	}
-	return resp, nil
+	return resp, err
 }
 
-// chatCompletion runs one non-streamed /v1/chat/completions exchange.
-func (c *Client) chatCompletion(ctx context.Context, body chatRequest) (backend.Response, error) {
+// chatCompletion runs one /v1/chat/completions exchange, streamed when
+// body says so. A server that answers a streamed request with one JSON
+// document (an error) is read as a whole answer.
+func (c *Client) chatCompletion(ctx context.Context, body chatRequest, onChunk func(string) error) (backend.Response, error) {
 	start := time.Now()
 	k := transport.Watch(ctx, Name, c.cfg.StallTimeout)
 	defer k.Stop()
@@ -85,6 +87,10 @@ func (c *Client) chatCompletion(ctx context.Context, body chatRequest) (backend.
 		return backend.Response{}, err
 	}
 	defer hresp.Body.Close()
+	out := transport.NewDelivery(start, onChunk)
+	if body.Stream && !strings.HasPrefix(hresp.Header.Get("Content-Type"), "application/json") {
+		return c.readChatStream(k, hresp.Body, start, out)
+	}
 	b, err := io.ReadAll(k.Reader(hresp.Body))
 	if err != nil {
 		return backend.Response{}, fail(k, err, true, false)
@@ -100,5 +106,37 @@ func (c *Client) chatCompletion(ctx context.Context, body chatRequest) (backend.
 	resp, err := comp.Response(Name)
 	resp.Usage.Total = time.Since(start)
 	resp.Usage.TimeToFirstChunk = resp.Usage.Total
+	if err == nil {
+		err = out.Send(resp.Text)
+	}
+	if cause, ok := transport.CallbackCause(err); ok {
+		err = cause // the caller's own error, returned as it is
+	}
 	return resp, err
+}
+
+// readChatStream reads a streamed server-mode answer (chatwire.ChatStream);
+// a mid-stream error event is the server's error in its own shape.
+func (c *Client) readChatStream(k *transport.Watchdog, body io.Reader, start time.Time, out *transport.Delivery) (backend.Response, error) {
+	s := chatwire.NewChatStream(Name, start, out, func(data []byte) error {
+		var env errorEnvelope
+		if json.Unmarshal(data, &env) != nil || env.Error == nil {
+			return &backend.Error{Kind: backend.KindBadResponse, Backend: Name, Consumed: out.Consumed(), Message: fmt.Sprintf("error event %.200q", data)}
+		}
+		return &backend.Error{Kind: kindOfType(env.Error.Type, env.Error.Code), Backend: Name, Status: env.Error.Code,
+			Message: env.Error.Message, Consumed: out.Consumed()}
+	})
+	err := chatwire.ReadEvents(k.Reader(body), s.Event)
+	resp, rerr := s.Result()
+	if cause, ok := transport.CallbackCause(err); ok {
+		return resp, cause // the caller's own error, returned as it is
+	}
+	var be *backend.Error
+	switch {
+	case errors.As(err, &be):
+		return resp, be
+	case err != nil && err != io.EOF:
+		return resp, fail(k, err, true, out.Consumed())
+	}
+	return resp, rerr
 }

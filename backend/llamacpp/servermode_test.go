@@ -3,7 +3,9 @@ package llamacpp
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -15,9 +17,9 @@ var weatherTool = chat.Tool{Name: "get_weather", Description: "Weather of a city
 	Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}
 
 // TestServerMode checks the shape of a server-mode exchange against a
-// recorded answer: the request goes to /v1/chat/completions unstreamed,
-// tools in the tools field, the history's calls as structures; the
-// server's calls come back in ToolCalls.
+// recorded answer: a caller without a callback asks /v1/chat/completions
+// unstreamed, tools in the tools field, the history's calls as
+// structures; the server's calls come back in ToolCalls.
 func TestServerMode(t *testing.T) {
 	fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200, file: "chat_tool_calls.json"}}})
 	c := newClient(t, fs, Config{})
@@ -33,8 +35,7 @@ func TestServerMode(t *testing.T) {
 			{Role: chat.RoleTool, ToolCallID: "a1", Name: "get_weather", Content: "rain"},
 			{Role: chat.RoleUser, Content: "and Paris?"},
 		}}
-	chunks := 0
-	resp, err := c.Generate(t.Context(), req, func(string) error { chunks++; return nil })
+	resp, err := c.Generate(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +43,8 @@ func TestServerMode(t *testing.T) {
 	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if resp.Text != "" || chunks != 0 || resp.StopReason != "stop" || resp.Usage.PromptTokens != 221 || !resp.Usage.CachedKnown {
-		t.Errorf("text %q (%d chunks), stop %q, usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
+	if resp.Text != "" || resp.StopReason != "stop" || resp.Usage.PromptTokens != 221 || !resp.Usage.CachedKnown {
+		t.Errorf("text %q, stop %q, usage %+v", resp.Text, resp.StopReason, resp.Usage)
 	}
 	if len(fs.reqs) != 1 {
 		t.Fatalf("%d requests, want 1 (no /props, /tokenize: the server's template makes the prompt)", len(fs.reqs))
@@ -55,6 +56,75 @@ func TestServerMode(t *testing.T) {
 		`"stream":false,"cache_prompt":true,"max_tokens":64,"stop":["</s>"],"seed":1}`
 	if got := fs.reqs[0].Body; got != wantBody {
 		t.Errorf("request body:\n got %s\nwant %s", got, wantBody)
+	}
+}
+
+// TestServerModeStream reads a streamed server-mode answer: the request
+// asks for SSE with the usage at the end, the content's deltas reach the
+// callback one by one as they come, the calls' pieces (id and name on the
+// first, arguments in parts, a second call by its index) are put
+// together, and the usage and cache figures of the last event are kept.
+func TestServerModeStream(t *testing.T) {
+	fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200, file: "chat_stream_tool_calls.sse"}}})
+	c := newClient(t, fs, Config{})
+	var chunks []string
+	resp, err := c.Generate(t.Context(), backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{weatherTool},
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: "weather in Paris and Rome?"}}},
+		func(s string) error { chunks = append(chunks, s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Checking", " now."}, chunks); diff != "" || resp.Text != "Checking now." {
+		t.Errorf("text %q, chunks (-want +got):\n%s", resp.Text, diff)
+	}
+	want := []chat.ToolCall{
+		{ID: "Xr3aP0", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)},
+		{ID: "Yb7cQ2", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Rome"}`)},
+	}
+	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	u := resp.Usage
+	if resp.StopReason != "stop" || u.PromptTokens != 221 || u.GeneratedTokens != 40 || !u.CachedKnown || u.CachedTokens != 180 ||
+		u.PromptDuration != 12500*time.Microsecond || u.TimeToFirstChunk <= 0 || u.Total < u.TimeToFirstChunk {
+		t.Errorf("stop %q, usage %+v", resp.StopReason, u)
+	}
+	if body := fs.reqs[0].Body; !strings.Contains(body, `"stream":true,"stream_options":{"include_usage":true},"cache_prompt":true`) {
+		t.Errorf("request body %s", body)
+	}
+}
+
+// TestServerModeStreamFaults: a stream cut inside a call is a cut (with
+// the text that arrived, consumed), a mid-stream error event is the
+// server's error, and a callback's error ends the request as it is.
+func TestServerModeStreamFaults(t *testing.T) {
+	req := backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{weatherTool}, Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}
+	for _, tc := range []struct {
+		name, file string
+		kind       backend.Kind
+		msg        string
+	}{
+		{"cut inside a call", "chat_stream_cut.sse", backend.KindStreamCut, "stream ended after 3 events without finish_reason or [DONE]"},
+		{"error event", "chat_stream_error.sse", backend.KindServer, "Failed to parse tool call arguments as JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200, file: tc.file}}})
+			c := newClient(t, fs, Config{Retries: -1})
+			resp, err := c.Generate(t.Context(), req, func(string) error { return nil })
+			var be *backend.Error
+			if !errors.As(err, &be) || be.Kind != tc.kind || be.Message != tc.msg || !be.Consumed {
+				t.Fatalf("err %#v; want kind %s, %q, consumed", err, tc.kind, tc.msg)
+			}
+			if !strings.HasPrefix(resp.Text, "Check") {
+				t.Errorf("text %q: what arrived is kept", resp.Text)
+			}
+		})
+	}
+	fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200, file: "chat_stream_tool_calls.sse"}}})
+	c := newClient(t, fs, Config{})
+	stop := errors.New("enough")
+	if _, err := c.Generate(t.Context(), req, func(string) error { return stop }); err != stop {
+		t.Errorf("callback error: got %v", err)
 	}
 }
 
