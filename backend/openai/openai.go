@@ -137,7 +137,9 @@ func (b *Backend) generateServer(ctx context.Context, req backend.Request, onChu
 		return backend.Response{}, &backend.Error{Kind: backend.KindUnsupported, Backend: name,
 			Message: "an OpenAI-compatible server cannot take a GBNF grammar; constrain with Format (a JSON Schema) instead"}
 	}
-	body, notes, err := b.serverBody(req)
+	// A caller with a callback gets the answer streamed; one without, whole.
+	stream := onChunk != nil
+	body, notes, err := b.serverBody(req, stream)
 	if err != nil {
 		return backend.Response{}, err
 	}
@@ -145,7 +147,7 @@ func (b *Backend) generateServer(ctx context.Context, req backend.Request, onChu
 	var resp backend.Response
 	err = retry.Do(ctx, func() error {
 		var err error
-		resp, err = b.serverOnce(ctx, body, onChunk)
+		resp, err = b.serverOnce(ctx, body, stream, onChunk)
 		return err
 	})
 	resp.Notes = notes

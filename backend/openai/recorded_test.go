@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/chatwire"
 	"github.com/toolharness/toolharness/backend/internal/backendtest"
 	"github.com/toolharness/toolharness/chat"
 )
@@ -88,7 +89,7 @@ func FuzzReadEvents(f *testing.F) {
 	f.Add([]byte("data: a\r\ndata: b\r\n\r\n: comment\nevent: x\ndata:"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var first []string
-		if readEvents(bytes.NewReader(in), func(d []byte) error { first = append(first, string(d)); return nil }) != nil {
+		if chatwire.ReadEvents(bytes.NewReader(in), func(d []byte) error { first = append(first, string(d)); return nil }) != nil {
 			return
 		}
 		var enc bytes.Buffer
@@ -99,7 +100,7 @@ func FuzzReadEvents(f *testing.F) {
 			enc.WriteString("\n")
 		}
 		var second []string
-		if err := readEvents(&enc, func(d []byte) error { second = append(second, string(d)); return nil }); err != nil {
+		if err := chatwire.ReadEvents(&enc, func(d []byte) error { second = append(second, string(d)); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(first, second); diff != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,23 +20,25 @@ import (
 // tools in the API's tools field, for the server's own template and
 // parser.
 type serverRequest struct {
-	Model          string                `json:"model"`
-	Messages       []chatwire.OAIMessage `json:"messages"`
-	Tools          []chat.Tool           `json:"tools,omitempty"`
-	ToolChoice     string                `json:"tool_choice,omitempty"`
-	Parallel       *bool                 `json:"parallel_tool_calls,omitempty"`
-	Stream         bool                  `json:"stream"`
-	MaxTokens      int                   `json:"max_tokens,omitempty"`
-	Temperature    *float64              `json:"temperature,omitempty"`
-	TopP           *float64              `json:"top_p,omitempty"`
-	TopK           *int                  `json:"top_k,omitempty"`
-	Seed           *int                  `json:"seed,omitempty"`
-	Stop           []string              `json:"stop,omitempty"`
-	ResponseFormat *responseFormat       `json:"response_format,omitempty"`
+	Model          string                  `json:"model"`
+	Messages       []chatwire.OAIMessage   `json:"messages"`
+	Tools          []chat.Tool             `json:"tools,omitempty"`
+	ToolChoice     string                  `json:"tool_choice,omitempty"`
+	Parallel       *bool                   `json:"parallel_tool_calls,omitempty"`
+	Stream         bool                    `json:"stream"`
+	StreamOptions  *chatwire.StreamOptions `json:"stream_options,omitempty"`
+	MaxTokens      int                     `json:"max_tokens,omitempty"`
+	Temperature    *float64                `json:"temperature,omitempty"`
+	TopP           *float64                `json:"top_p,omitempty"`
+	TopK           *int                    `json:"top_k,omitempty"`
+	Seed           *int                    `json:"seed,omitempty"`
+	Stop           []string                `json:"stop,omitempty"`
+	ResponseFormat *responseFormat         `json:"response_format,omitempty"`
 }
 
-// serverBody builds the body of a server-mode request.
-func (b *Backend) serverBody(req backend.Request) ([]byte, []string, error) {
+// serverBody builds the body of a server-mode request, streamed when
+// stream is set.
+func (b *Backend) serverBody(req backend.Request, stream bool) ([]byte, []string, error) {
 	msgs, notes, err := chatwire.OpenAIMessages(name, req.Messages)
 	if err != nil {
 		return nil, nil, err
@@ -44,6 +47,9 @@ func (b *Backend) serverBody(req backend.Request) ([]byte, []string, error) {
 		Model: req.Model, Messages: msgs, Tools: req.Tools, ToolChoice: req.ToolChoice, Parallel: req.ParallelToolCalls,
 		MaxTokens: req.Options.MaxTokens, Temperature: req.Options.Temperature, TopP: req.Options.TopP,
 		TopK: req.Options.TopK, Seed: req.Options.Seed, Stop: req.Stop,
+	}
+	if stream {
+		w.Stream, w.StreamOptions = true, &chatwire.StreamOptions{IncludeUsage: true}
 	}
 	if len(req.Format) > 0 {
 		if b.cfg.Quirks.NoSchemaChat {
@@ -58,10 +64,11 @@ func (b *Backend) serverBody(req backend.Request) ([]byte, []string, error) {
 	return data, notes, nil
 }
 
-// serverOnce runs one non-streamed server-mode exchange: the server's
-// parser returns the calls whole, and the content with them, which the
-// callback gets as one chunk.
-func (b *Backend) serverOnce(ctx context.Context, body []byte, onChunk func(string) error) (backend.Response, error) {
+// serverOnce runs one server-mode exchange: streamed (SSE, the
+// content's deltas to the callback as they come, the calls' pieces put
+// together) when stream is set, else whole, the content then reaching
+// the callback as one chunk.
+func (b *Backend) serverOnce(ctx context.Context, body []byte, stream bool, onChunk func(string) error) (backend.Response, error) {
 	start := time.Now()
 	watchdog := transport.Watch(ctx, name, b.cfg.StallTimeout)
 	defer watchdog.Stop()
@@ -70,6 +77,9 @@ func (b *Backend) serverOnce(ctx context.Context, body []byte, onChunk func(stri
 		return backend.Response{}, fmt.Errorf("openai: %w", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
 	if b.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+b.cfg.APIKey)
 	}
@@ -81,6 +91,10 @@ func (b *Backend) serverOnce(ctx context.Context, body []byte, onChunk func(stri
 	if hresp.StatusCode/100 != 2 {
 		data, _ := transport.ReadErrorBody(watchdog, hresp.Body)
 		return backend.Response{}, &backend.Error{Kind: backend.KindServer, Backend: name, Status: hresp.StatusCode, Message: serverMessage(data)}
+	}
+	out := transport.NewDelivery(start, onChunk)
+	if stream {
+		return serverStream(watchdog, hresp.Body, start, out)
 	}
 	data, err := io.ReadAll(watchdog.Reader(hresp.Body))
 	if err != nil {
@@ -99,8 +113,31 @@ func (b *Backend) serverOnce(ctx context.Context, body []byte, onChunk func(stri
 	resp, err := comp.Response(name)
 	resp.Usage.Total = time.Since(start)
 	resp.Usage.TimeToFirstChunk = resp.Usage.Total
-	if err == nil && onChunk != nil && resp.Text != "" {
-		err = onChunk(resp.Text)
+	if err == nil {
+		err = out.Send(resp.Text)
+	}
+	if cause, ok := transport.CallbackCause(err); ok {
+		err = cause // the caller's own error, returned as it is
 	}
 	return resp, err
+}
+
+// serverStream reads a streamed server-mode answer (chatwire.ChatStream).
+func serverStream(watchdog *transport.Watchdog, body io.Reader, start time.Time, out *transport.Delivery) (backend.Response, error) {
+	s := chatwire.NewChatStream(name, start, out, func(data []byte) error {
+		return &backend.Error{Kind: backend.KindServer, Backend: name, Message: serverMessage(data), Consumed: out.Consumed()}
+	})
+	err := chatwire.ReadEvents(watchdog.Reader(body), s.Event)
+	resp, rerr := s.Result()
+	if cause, ok := transport.CallbackCause(err); ok {
+		return resp, cause // the caller's own error, returned as it is
+	}
+	var be *backend.Error
+	switch {
+	case errors.As(err, &be):
+		return resp, be
+	case err != nil && err != io.EOF:
+		return resp, watchdog.Fail(err, backend.KindStreamCut, out.Consumed())
+	}
+	return resp, rerr
 }

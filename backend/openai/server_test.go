@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,9 +15,9 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
-// TestServerMode: /chat/completions unstreamed with tools and tool_choice;
-// the answer's calls (arguments as a JSON string) come back in ToolCalls,
-// its content as the one chunk.
+// TestServerMode: a caller without a callback asks /chat/completions
+// unstreamed with tools and tool_choice; the answer's calls (arguments as
+// a JSON string) come back in ToolCalls, its content as Text.
 func TestServerMode(t *testing.T) {
 	var sent []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,9 +40,8 @@ func TestServerMode(t *testing.T) {
 		t.Fatal("ServerTools is false")
 	}
 	tool := chat.Tool{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}
-	var chunks []string
 	resp, err := b.Generate(t.Context(), backend.Request{Model: "m", Mode: backend.ModeServer, Tools: []chat.Tool{tool}, ToolChoice: "required",
-		Messages: []chat.Message{{Role: chat.RoleUser, Content: "go"}}}, func(s string) error { chunks = append(chunks, s); return nil })
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: "go"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +49,82 @@ func TestServerMode(t *testing.T) {
 	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if resp.Text != "Checking." || len(chunks) != 1 || resp.StopReason != "stop" || resp.Usage.CachedTokens != 8 || !resp.Usage.CachedKnown {
-		t.Errorf("text %q chunks %q stop %q usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
+	if resp.Text != "Checking." || resp.StopReason != "stop" || resp.Usage.CachedTokens != 8 || !resp.Usage.CachedKnown {
+		t.Errorf("text %q stop %q usage %+v", resp.Text, resp.StopReason, resp.Usage)
 	}
 	wantBody := `{"model":"m","messages":[{"role":"user","content":"go"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","stream":false}`
 	if string(sent) != wantBody {
 		t.Errorf("body\n got %s\nwant %s", sent, wantBody)
+	}
+}
+
+// serverStreamSSE is a streamed server-mode answer in the OpenAI API's
+// documented shape: role first, text deltas, a call's id and name with
+// empty arguments, its arguments in pieces, finish_reason tool_calls,
+// then the usage in an event of its own (stream_options.include_usage)
+// and [DONE].
+const serverStreamSSE = `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Check"},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"ing."},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_9","type":"function","function":{"name":"f","arguments":""}}]},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"x\""}}]},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":null}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":8}}}
+
+data: [DONE]
+
+`
+
+// TestServerModeStream: a caller with a callback gets the answer
+// streamed: stream and stream_options in the body, each text delta to the
+// callback as it comes, the call's pieces put together, the usage of the
+// last event kept. A stream cut before its end is a cut, with the text
+// that arrived.
+func TestServerModeStream(t *testing.T) {
+	body := serverStreamSSE
+	var sent []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	b, err := New(Config{BaseURL: srv.URL + "/v1", Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := chat.Tool{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}
+	req := backend.Request{Model: "m", Mode: backend.ModeServer, Tools: []chat.Tool{tool}, Messages: []chat.Message{{Role: chat.RoleUser, Content: "go"}}}
+	var chunks []string
+	resp, err := b.Generate(t.Context(), req, func(s string) error { chunks = append(chunks, s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []chat.ToolCall{{ID: "call_9", Name: "f", Arguments: json.RawMessage(`{"x":1}`)}}
+	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if resp.Text != "Checking." || !cmp.Equal(chunks, []string{"Check", "ing."}) || resp.StopReason != "stop" ||
+		resp.Usage.PromptTokens != 12 || resp.Usage.CachedTokens != 8 || !resp.Usage.CachedKnown || resp.Usage.TimeToFirstChunk <= 0 {
+		t.Errorf("text %q chunks %q stop %q usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
+	}
+	wantBody := `{"model":"m","messages":[{"role":"user","content":"go"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"stream":true,"stream_options":{"include_usage":true}}`
+	if string(sent) != wantBody {
+		t.Errorf("body\n got %s\nwant %s", sent, wantBody)
+	}
+	body = serverStreamSSE[:strings.Index(serverStreamSSE, `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"`)]
+	resp, err = b.Generate(t.Context(), req, func(string) error { return nil })
+	var be *backend.Error
+	if !errors.As(err, &be) || be.Kind != backend.KindStreamCut || !be.Consumed || resp.Text != "Checking." {
+		t.Errorf("cut stream: err %v, text %q", err, resp.Text)
 	}
 }
 

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -92,7 +91,7 @@ func (b *Backend) once(ctx context.Context, path string, body []byte, onChunk fu
 	}
 
 	finished, sawDone := false, false
-	err = readEvents(hresp.Body, func(data []byte) error {
+	err = chatwire.ReadEvents(hresp.Body, func(data []byte) error {
 		watchdog.Kick()
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			sawDone = true
@@ -144,48 +143,6 @@ func stopString(raw json.RawMessage) string {
 		return ""
 	}
 	return s
-}
-
-// readEvents calls fn with the data of each server-sent event (data lines
-// joined by newlines, dispatched at a blank line or at the end). It
-// returns fn's error, the read error, or nil at the end of the body.
-func readEvents(r io.Reader, fn func(data []byte) error) error {
-	br := bufio.NewReader(r)
-	var data []byte
-	have := false
-	dispatch := func() error {
-		if !have {
-			return nil
-		}
-		d := data
-		data, have = nil, false
-		return fn(d)
-	}
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			line = bytes.TrimRight(line, "\r\n")
-			switch {
-			case len(line) == 0:
-				if derr := dispatch(); derr != nil {
-					return derr
-				}
-			case bytes.HasPrefix(line, []byte("data:")):
-				v := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-				if have {
-					data = append(data, '\n')
-				}
-				data, have = append(data, v...), true
-			}
-			// Comments (":"), event:, id: and retry: lines carry nothing here.
-		}
-		if err == io.EOF {
-			return dispatch()
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // serverMessage digs the message out of an error body: OpenAI's

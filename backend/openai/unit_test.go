@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolharness/toolharness/backend"
+	"github.com/toolharness/toolharness/backend/internal/chatwire"
 	"github.com/toolharness/toolharness/chat"
 )
 
@@ -106,7 +107,7 @@ func TestReadEvents(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			err := readEvents(strings.NewReader(tc.in), func(d []byte) error { got = append(got, string(d)); return nil })
+			err := chatwire.ReadEvents(strings.NewReader(tc.in), func(d []byte) error { got = append(got, string(d)); return nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,11 +118,11 @@ func TestReadEvents(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err := readEvents(strings.NewReader("data: 1\n\ndata: 2\n\n"), func([]byte) error { n++; return stop })
+	err := chatwire.ReadEvents(strings.NewReader("data: 1\n\ndata: 2\n\n"), func([]byte) error { n++; return stop })
 	if err != stop || n != 1 {
 		t.Errorf("err %v after %d events, want the callback's error after 1", err, n)
 	}
-	if err := readEvents(iotestErr{}, func([]byte) error { return nil }); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err := chatwire.ReadEvents(iotestErr{}, func([]byte) error { return nil }); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("read error: %v", err)
 	}
 }
