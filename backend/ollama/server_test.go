@@ -115,3 +115,48 @@ func TestServerModeRefusal(t *testing.T) {
 		t.Errorf("tool_choice required: err %v", err)
 	}
 }
+
+// TestServerModeStream: a caller with a callback gets /api/chat streamed
+// (NDJSON, as Ollama v0.6.5's ChatHandler sends it with tools: a message
+// with the calls its parser found once they parse, content cleared, then
+// the done message with the metrics; text held back to the done
+// message). The calls of every message are kept in order, the text
+// reaches the callback, the metrics come from the done message.
+func TestServerModeStream(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		body   string
+		text   string
+		chunks []string
+		calls  []chat.ToolCall
+	}{
+		{"calls", `{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"get_weather","arguments":{"city":"Paris"}}}]},"done":false}` + "\n" +
+			`{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":1,"name":"get_weather","arguments":{"city":"Rome"}}}]},"done":false}` + "\n" +
+			`{"model":"tiny","created_at":"2026-12-06T01:00:01Z","message":{"role":"assistant","content":""},"done_reason":"stop","done":true,"total_duration":1000,"prompt_eval_count":40,"eval_count":9}` + "\n",
+			"", nil, []chat.ToolCall{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}, {Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}}},
+		{"text", `{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"Sun"},"done":false}` + "\n" +
+			`{"model":"tiny","created_at":"2026-12-06T01:00:01Z","message":{"role":"assistant","content":"ny."},"done_reason":"stop","done":true,"total_duration":1000,"prompt_eval_count":40,"eval_count":9}` + "\n",
+			"Sunny.", []string{"Sun", "ny."}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, sent := fakeChat(t, 200, tc.body)
+			var chunks []string
+			resp, err := b.Generate(t.Context(), serverReq, func(s string) error { chunks = append(chunks, s); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.calls, resp.ToolCalls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if resp.Text != tc.text || !cmp.Equal(chunks, tc.chunks) || resp.StopReason != "stop" || resp.Usage.PromptTokens != 40 || resp.Usage.GeneratedTokens != 9 {
+				t.Errorf("text %q chunks %q stop %q usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
+			}
+			var body struct {
+				Stream bool `json:"stream"`
+			}
+			if err := json.Unmarshal(*sent, &body); err != nil || !body.Stream {
+				t.Errorf("request %s: not streamed (%v)", *sent, err)
+			}
+		})
+	}
+}

@@ -55,9 +55,12 @@ func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk
 			return chunk(g.Response, g.Done, g.DoneReason, g.Metrics)
 		})
 	} else {
-		// Server mode is not streamed: the server's parser returns the
-		// calls whole, and the content with them.
-		stream = req.Mode != backend.ModeServer
+		// Server mode streams to a caller with a callback: each message
+		// carries content and the calls the server's parser has found so
+		// far (Ollama v0.6.5 holds the content back while tools are given
+		// and sends it at the end or drops it before a call, so the text
+		// comes late, never wrong). A caller without one gets it whole.
+		stream = req.Mode != backend.ModeServer || onChunk != nil
 		r := &api.ChatRequest{Model: req.Model, Messages: p.msgs, Stream: &stream, Format: req.Format, Options: opts, Tools: p.tools}
 		err = b.client.Chat(sctx, r, func(c api.ChatResponse) error {
 			resp.ToolCalls = append(resp.ToolCalls, readCalls(c.Message.ToolCalls)...)
