@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,19 +75,61 @@ func TestE2EServerMode(t *testing.T) {
 	}
 	msgs = append(msgs, chat.Message{Role: chat.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls},
 		chat.ToolResult{CallID: got.ID, Name: got.Name, Content: "18°C, sunny"}.Message())
+	// The final answer streams: its text reaches the callback in pieces
+	// as the server sends them, and they make up the whole.
+	var chunks []string
 	final, err := c.Generate(ctx, backend.Request{Mode: backend.ModeServer, Messages: msgs, Tools: []chat.Tool{cityTool},
-		ToolChoice: "none", Grammar: llamacpptest.Exactly("Sunny, 18°C."), Options: opts}, nil)
+		ToolChoice: "none", Grammar: llamacpptest.Exactly("Sunny, 18°C."), Options: opts},
+		func(s string) error { chunks = append(chunks, s); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if final.Text != "Sunny, 18°C." || len(final.ToolCalls) != 0 {
-		t.Errorf("final answer %q, calls %+v", final.Text, final.ToolCalls)
+	if final.Text != "Sunny, 18°C." || len(final.ToolCalls) != 0 || len(chunks) < 2 || strings.Join(chunks, "") != final.Text {
+		t.Errorf("final answer %q in chunks %q, calls %+v", final.Text, chunks, final.ToolCalls)
 	}
 	// The second request extends the first: the server reuses its prefix.
 	if !final.Usage.CachedKnown || final.Usage.CachedTokens < resp.Usage.PromptTokens/2 {
 		t.Errorf("second request reused %d of %d prompt tokens (first prompt %d)", final.Usage.CachedTokens, final.Usage.PromptTokens, resp.Usage.PromptTokens)
 	}
 	t.Logf("final: %q, usage %+v", final.Text, final.Usage)
+}
+
+// TestE2EServerModeStream: the call of TestE2EServerMode, asked streamed
+// and whole of the same server: the stream's call pieces put together
+// are the call the whole answer holds (the server's ids are random, so
+// they are compared apart), with the usage and the reused prefix read
+// from the stream's last event.
+func TestE2EServerModeStream(t *testing.T) {
+	srv := llamacpptest.Start(t, llamacpptest.WithChatTemplate(qwenTemplate(t)))
+	c := e2eClient(t, srv)
+	ctx := e2eCtx(t)
+	zero, no := 0.0, false
+	req := backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{cityTool}, ToolChoice: "required", ParallelToolCalls: &no,
+		Stop: []string{"</tool_call>"}, Options: backend.Options{Temperature: &zero, MaxTokens: 400},
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: "Weather in Paris?"}, callPrefill}}
+	whole, err := c.Generate(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := 0
+	streamed, err := c.Generate(ctx, req, func(string) error { chunks++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("whole: %+v %+v; streamed (%d text chunks): %+v %+v", whole.ToolCalls, whole.Usage, chunks, streamed.ToolCalls, streamed.Usage)
+	if len(whole.ToolCalls) != 1 || len(streamed.ToolCalls) != 1 {
+		t.Fatalf("calls: whole %+v, streamed %+v", whole.ToolCalls, streamed.ToolCalls)
+	}
+	w, s := whole.ToolCalls[0], streamed.ToolCalls[0]
+	if s.ID == "" || s.Name != w.Name || string(s.Arguments) != string(w.Arguments) || streamed.Text != whole.Text || streamed.StopReason != "stop" {
+		t.Errorf("streamed call %+v text %q stop %q; whole %+v text %q", s, streamed.Text, streamed.StopReason, w, whole.Text)
+	}
+	// The same prompt again: the server reuses all of it but the last
+	// token (n_past == prompt length is evaluated once more).
+	u := streamed.Usage
+	if u.PromptTokens != whole.Usage.PromptTokens || !u.CachedKnown || u.CachedTokens != u.PromptTokens-1 || u.GeneratedTokens == 0 || u.TimeToFirstChunk <= 0 {
+		t.Errorf("streamed usage %+v; whole %+v", u, whole.Usage)
+	}
 }
 
 // TestE2EServerModeNoJinja: a llama-server started with --no-jinja

@@ -94,6 +94,28 @@ func TestServerModeStream(t *testing.T) {
 	}
 }
 
+// TestServerModeStreamRecorded reads a stream the pinned llama-server
+// sent (TestE2EServerModeStream's request, captured): the call's id and
+// name on the first piece, its arguments in 19 pieces, finish_reason
+// tool_calls, then the usage and timings in an event with no choices.
+func TestServerModeStreamRecorded(t *testing.T) {
+	fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200, file: "chat_stream_recorded.sse"}}})
+	c := newClient(t, fs, Config{})
+	resp, err := c.Generate(t.Context(), backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{weatherTool},
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: "Weather in Paris?"}}}, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []chat.ToolCall{{ID: "ypeF2tpVhLSTxohcQykT8jAyHMPRQ7D1", Name: "get_weather", Arguments: json.RawMessage("{\"city\"\n                    :\"Paris\" }")}}
+	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	u := resp.Usage
+	if resp.Text != "" || resp.StopReason != "stop" || u.PromptTokens != 185 || u.GeneratedTokens != 58 || !u.CachedKnown || u.CachedTokens != 0 {
+		t.Errorf("text %q stop %q usage %+v", resp.Text, resp.StopReason, u)
+	}
+}
+
 // TestServerModeStreamFaults: a stream cut inside a call is a cut (with
 // the text that arrived, consumed), a mid-stream error event is the
 // server's error, and a callback's error ends the request as it is.
