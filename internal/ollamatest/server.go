@@ -527,3 +527,34 @@ func (s *Server) BrokenModel(tb testing.TB) string {
 	}
 	return model
 }
+
+// ToolsTemplate is the template of ToolsModel: ChatML with the tools in a
+// system turn and each assistant call as a JSON object with "name" and
+// "arguments" inside <tool_call> tags. Ollama v0.6.5 takes tools only for
+// a model whose template refers to .Tools, and its own call parser learns
+// the keys of a call by rendering a sample one through the range over
+// .ToolCalls.
+const ToolsTemplate = `{{- if .Tools }}<|im_start|>system
+Tools:{{ range .Tools }} {{ json .Function }}{{ end }}<|im_end|>
+{{ end }}{{- range .Messages }}<|im_start|>{{ .Role }}
+{{ if .Content }}{{ .Content }}{{ end }}{{ range .ToolCalls }}<tool_call>
+{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}
+</tool_call>{{ end }}<|im_end|>
+{{ end }}<|im_start|>assistant
+`
+
+// ToolsModel registers (once per call) a copy of the server's model with
+// ToolsTemplate and returns its name: /api/chat and /v1/chat/completions
+// take tools for it and run Ollama's own call parser on its output.
+func (s *Server) ToolsModel(tb testing.TB) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	model := "toolharness-tools:" + strings.TrimPrefix(s.Model, "toolharness-tiny:")
+	stream := false
+	req := &api.CreateRequest{Model: model, From: s.Model, Template: ToolsTemplate, Stream: &stream}
+	if err := s.Client().Create(ctx, req, func(api.ProgressResponse) error { return nil }); err != nil {
+		tb.Fatalf("ollamatest: create %s: %v", model, err)
+	}
+	return model
+}
