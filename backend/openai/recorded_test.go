@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolharness/toolharness/backend"
-	"github.com/toolharness/toolharness/backend/internal/chatwire"
 	"github.com/toolharness/toolharness/backend/internal/backendtest"
+	"github.com/toolharness/toolharness/backend/internal/chatwire"
 	"github.com/toolharness/toolharness/chat"
 )
 
