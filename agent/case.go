@@ -60,12 +60,12 @@ type Case struct {
 	OnEvent func(attempt int, ev Event)
 	// Whole says the caller needs no stream (a benchmark): the reply is
 	// asked for whole (no chunk callback unless OnEvent is set). On a
-	// backend that takes token ids (llama.cpp), raw mode then also asks
-	// for the generated ids, which a whole answer carries for every token
-	// (a stream sends none for a token that ends inside a UTF-8
-	// character), and a retry sends each failed attempt back as its ids,
-	// so the server reuses its cache to the end of it. An attempt's TTFT
-	// is then the whole generation.
+	// backend that takes token ids (llama.cpp) in raw mode, a retry sends
+	// each failed attempt back as its generated ids, so the server reuses
+	// its cache to the end of it; without Whole a streamed attempt's ids
+	// go back too, but only up to a token that ends inside a UTF-8
+	// character (a stream sends no id for it), the rest as text. An
+	// attempt's TTFT is then the whole generation.
 	Whole bool
 	// Check, when set, judges each attempt after validation: a problem is
 	// a mistake told to the model as a user message and retried like an
@@ -100,8 +100,8 @@ type Attempt struct {
 	Fixed []chat.ToolCall `json:"-"`
 	// Problem is what Case.Check found wrong with the attempt.
 	Problem string `json:"-"`
-	// Tokens are the generated ids (Case.Whole on a backend that takes
-	// ids), exactly covering Raw or its first TokenText bytes.
+	// Tokens are the generated ids (raw mode on a backend that takes ids,
+	// see Case.Whole), exactly covering Raw or its first TokenText bytes.
 	Tokens    []int `json:"-"`
 	TokenText int   `json:"-"`
 }
@@ -164,7 +164,11 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 		return res, err
 	}
 	tools := RegistryTools(reg)
-	ids := &caseIDs{on: c.Whole && mode == backend.ModeRaw && !c.Replay && b.Capabilities().TokenPrompt}
+	// A benchmark's retries send failed attempts as their ids, streamed
+	// (ids up to a token that ends inside a UTF-8 character, text after)
+	// or whole (every id); a caller that shows the reply live (OnEvent)
+	// asks for them only with Whole.
+	ids := &caseIDs{on: (c.Whole || c.OnEvent == nil) && mode == backend.ModeRaw && !c.Replay && b.Capabilities().TokenPrompt}
 	for attempt := 0; attempt <= c.MaxRetries; attempt++ {
 		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist, attempt, ids)
 		if err == nil {
