@@ -320,6 +320,11 @@ func (m *Manifest) Lines() []string {
 		}
 		lines = append(lines, line)
 	}
+	if m.Whole {
+		// The latency figures mean something else then: say so wherever
+		// they are shown.
+		lines = append(lines, "replies asked whole, not streamed (--whole): TTFT is the whole generation")
+	}
 	if in := m.Input; in != nil {
 		lines = append(lines, "input "+in.Path+", sha256 "+shortHash(in.SHA256))
 	}

@@ -103,3 +103,18 @@ func TestResumeWithoutManifest(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestManifestLinesSayWhole: a run with --whole says so beside its
+// figures (its TTFT is the whole generation); a streamed run, the
+// default, has no such line.
+func TestManifestLinesSayWhole(t *testing.T) {
+	m := testManifest(0, 64, "hermes")
+	const line = "replies asked whole, not streamed (--whole): TTFT is the whole generation"
+	if strings.Contains(strings.Join(m.Lines(), "\n"), line) {
+		t.Errorf("a streamed run's lines say whole:\n%s", strings.Join(m.Lines(), "\n"))
+	}
+	m.Whole = true
+	if !strings.Contains(strings.Join(m.Lines(), "\n"), line) {
+		t.Errorf("a --whole run's lines do not say so:\n%s", strings.Join(m.Lines(), "\n"))
+	}
+}
