@@ -34,7 +34,7 @@ func liveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "retries after a parse or validation error, with the error fed back"},
 		&cli.BoolFlag{Name: "constrained", Usage: "constrain output to the tools' JSON Schema where the server can (calls only for cases that expect calls)"},
 		&cli.IntFlag{Name: "constrained-max-string", Usage: "with --constrained, bound every string without a maxLength to N characters (for weak models)"},
-		&cli.BoolFlag{Name: "whole", Usage: "ask for each reply whole, not streamed: with --backend llamacpp in raw mode every generated token id comes back and retries send failed attempts as their ids (TTFT is then the whole generation)"},
+		&cli.BoolFlag{Name: "whole", Usage: "ask for each reply whole, not streamed: with --backend llamacpp in raw mode every generated token id comes back, also where a token ends inside a UTF-8 character (a stream sends none there), so a retry sends the whole failed attempt as ids (TTFT is then the whole generation)"},
 		&cli.StringSliceFlag{Name: "endpoint", Usage: "model server URL, repeatable; URL#N runs N cases there at once (default: --host)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "cases at once per endpoint without #N"},
 		backendFlag(),
