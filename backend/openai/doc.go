@@ -2,8 +2,8 @@
 // SGLang, LM Studio, llama.cpp's server, Ollama's /v1): raw mode streams
 // /v1/completions, chat mode /v1/chat/completions, both as server-sent
 // events with stream_options.include_usage; server mode sends the tools
-// in /v1/chat/completions' tools field, unstreamed, and returns the calls
-// the server's parser found (server.go).
+// in /v1/chat/completions' tools field, streamed to a caller with a
+// callback, and returns the calls the server's parser found (server.go).
 //
 // It sends stop, max_tokens, temperature, top_p, top_k (an extension most
 // local servers take), seed, an optional API key, and a JSON-Schema
