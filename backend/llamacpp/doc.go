@@ -40,5 +40,8 @@
 // /tokenize and compared with n_ctx from /props; a prompt that would not
 // fit (with MaxTokens room when set) is refused with
 // backend.KindContextOverflow instead of being refused or shifted by the
-// server. Package llamacpptest is a fake server for tests.
+// server. The tests run against a real llama-server
+// (internal/llamacpptest); package llamacpptest is a fake one kept for the
+// faults a real server cannot be made to produce and for unit tests that
+// must run without one (its doc says which).
 package llamacpp
