@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,26 +118,38 @@ func TestServerModeRefusal(t *testing.T) {
 }
 
 // TestServerModeStream: a caller with a callback gets /api/chat streamed
-// (NDJSON, as Ollama v0.6.5's ChatHandler sends it with tools: a message
-// with the calls its parser found once they parse, content cleared, then
-// the done message with the metrics; text held back to the done
-// message). The calls of every message are kept in order, the text
-// reaches the callback, the metrics come from the done message.
+// (NDJSON, recorded from Ollama v0.6.5's ChatHandler with tools: a
+// message with the calls its parser found once they parse, content
+// cleared, then the done message with the metrics; text that is no call
+// held back to the done message). The calls of every message are kept in
+// order, the text reaches the callback, the metrics come from the done
+// message. A constructed stream with two calls in two messages and text
+// in two pieces checks the order and the pieces.
 func TestServerModeStream(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
 	for _, tc := range []struct {
-		name   string
-		body   string
-		text   string
-		chunks []string
-		calls  []chat.ToolCall
+		name         string
+		body         string
+		text         string
+		chunks       []string
+		calls        []chat.ToolCall
+		prompt, eval int
 	}{
-		{"calls", `{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"get_weather","arguments":{"city":"Paris"}}}]},"done":false}` + "\n" +
+		{"recorded call", read("chat-tools-call.ndjson"), "", nil,
+			[]chat.ToolCall{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}, 217, 61},
+		{"recorded text", read("chat-tools-text.ndjson"), `"Sunny." `, []string{`"Sunny." `}, nil, 217, 10},
+		{"two calls, text in pieces", `{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},"done":false}` + "\n" +
 			`{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":1,"name":"get_weather","arguments":{"city":"Rome"}}}]},"done":false}` + "\n" +
-			`{"model":"tiny","created_at":"2026-12-06T01:00:01Z","message":{"role":"assistant","content":""},"done_reason":"stop","done":true,"total_duration":1000,"prompt_eval_count":40,"eval_count":9}` + "\n",
-			"", nil, []chat.ToolCall{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}, {Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}}},
-		{"text", `{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"Sun"},"done":false}` + "\n" +
+			`{"model":"tiny","created_at":"2026-12-06T01:00:00Z","message":{"role":"assistant","content":"Sun"},"done":false}` + "\n" +
 			`{"model":"tiny","created_at":"2026-12-06T01:00:01Z","message":{"role":"assistant","content":"ny."},"done_reason":"stop","done":true,"total_duration":1000,"prompt_eval_count":40,"eval_count":9}` + "\n",
-			"Sunny.", []string{"Sun", "ny."}, nil},
+			"Sunny.", []string{"Sun", "ny."},
+			[]chat.ToolCall{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}, {Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}}, 40, 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, sent := fakeChat(t, 200, tc.body)
@@ -148,7 +161,7 @@ func TestServerModeStream(t *testing.T) {
 			if diff := cmp.Diff(tc.calls, resp.ToolCalls); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
-			if resp.Text != tc.text || !cmp.Equal(chunks, tc.chunks) || resp.StopReason != "stop" || resp.Usage.PromptTokens != 40 || resp.Usage.GeneratedTokens != 9 {
+			if resp.Text != tc.text || !cmp.Equal(chunks, tc.chunks) || resp.StopReason != "stop" || resp.Usage.PromptTokens != tc.prompt || resp.Usage.GeneratedTokens != tc.eval {
 				t.Errorf("text %q chunks %q stop %q usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
 			}
 			var body struct {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -119,6 +120,20 @@ func TestServerModeStream(t *testing.T) {
 	wantBody := `{"model":"m","messages":[{"role":"user","content":"go"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"stream":true,"stream_options":{"include_usage":true}}`
 	if string(sent) != wantBody {
 		t.Errorf("body\n got %s\nwant %s", sent, wantBody)
+	}
+	// A recorded Ollama v0.6.5 stream: the call whole in one delta.
+	data, err := os.ReadFile("testdata/ollama-v0.6.5-chat-tools.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = string(data)
+	resp, err = b.Generate(t.Context(), req, func(s string) error { chunks = append(chunks, s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []chat.ToolCall{{ID: "call_53jkjr0e", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}
+	if diff := cmp.Diff(want, resp.ToolCalls); diff != "" || resp.Text != "" || resp.StopReason != "stop" || resp.Usage.PromptTokens != 217 || resp.Usage.GeneratedTokens != 81 {
+		t.Errorf("recorded Ollama stream: text %q stop %q usage %+v, calls (-want +got):\n%s", resp.Text, resp.StopReason, resp.Usage, diff)
 	}
 	body = serverStreamSSE[:strings.Index(serverStreamSSE, `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"`)]
 	resp, err = b.Generate(t.Context(), req, func(string) error { return nil })
