@@ -96,7 +96,7 @@ func TestServerModeStream(t *testing.T) {
 
 // TestServerModeStreamRecorded reads a stream the pinned llama-server
 // sent (TestE2EServerModeStream's request, captured): the call's id and
-// name on the first piece, its arguments in 19 pieces, finish_reason
+// name on the first of 10 pieces of its arguments, finish_reason
 // tool_calls, then the usage and timings in an event with no choices.
 func TestServerModeStreamRecorded(t *testing.T) {
 	fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200, file: "chat_stream_recorded.sse"}}})
