@@ -161,7 +161,8 @@ func TestServerModeStream(t *testing.T) {
 			if diff := cmp.Diff(tc.calls, resp.ToolCalls); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
-			if resp.Text != tc.text || !cmp.Equal(chunks, tc.chunks) || resp.StopReason != "stop" || resp.Usage.PromptTokens != tc.prompt || resp.Usage.GeneratedTokens != tc.eval {
+			if resp.Text != tc.text || !cmp.Equal(chunks, tc.chunks) || resp.StopReason != "stop" || resp.Usage.PromptTokens != tc.prompt || resp.Usage.GeneratedTokens != tc.eval ||
+				resp.Usage.TimeToFirstChunk <= 0 {
 				t.Errorf("text %q chunks %q stop %q usage %+v", resp.Text, chunks, resp.StopReason, resp.Usage)
 			}
 			var body struct {

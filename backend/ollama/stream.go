@@ -19,10 +19,11 @@ import (
 // once runs one attempt.
 func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk func(string) error) (backend.Response, error) {
 	var (
-		resp  = backend.Response{Notes: p.notes}
-		done  bool
-		start = time.Now()
-		out   = transport.NewDelivery(start, onChunk)
+		resp      = backend.Response{Notes: p.notes}
+		done      bool
+		firstCall time.Duration // first message with calls (server mode)
+		start     = time.Now()
+		out       = transport.NewDelivery(start, onChunk)
 	)
 	watchdog := transport.Watch(ctx, name, b.cfg.StallTimeout)
 	defer watchdog.Stop()
@@ -63,11 +64,17 @@ func (b *Backend) once(ctx context.Context, req backend.Request, p plan, onChunk
 		stream = req.Mode != backend.ModeServer || onChunk != nil
 		r := &api.ChatRequest{Model: req.Model, Messages: p.msgs, Stream: &stream, Format: req.Format, Options: opts, Tools: p.tools}
 		err = b.client.Chat(sctx, r, func(c api.ChatResponse) error {
+			if len(c.Message.ToolCalls) > 0 && firstCall == 0 {
+				firstCall = time.Since(start)
+			}
 			resp.ToolCalls = append(resp.ToolCalls, readCalls(c.Message.ToolCalls)...)
 			return chunk(c.Message.Content, c.Done, c.DoneReason, c.Metrics)
 		})
 	}
 	resp.Text, resp.Usage.TimeToFirstChunk = out.Text(), out.FirstChunk()
+	if resp.Usage.TimeToFirstChunk == 0 || (firstCall > 0 && firstCall < resp.Usage.TimeToFirstChunk) {
+		resp.Usage.TimeToFirstChunk = firstCall // the first output is a call (server mode)
+	}
 	if resp.Usage.Total == 0 {
 		resp.Usage.Total = time.Since(start)
 	}
