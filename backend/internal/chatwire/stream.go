@@ -116,9 +116,6 @@ func (a *Calls) find(d DeltaCall) *partialCall {
 	return last
 }
 
-// Len is the number of calls begun.
-func (a *Calls) Len() int { return len(a.calls) }
-
 // Done returns the calls read as ReadCall reads a whole answer's.
 func (a *Calls) Done() []chat.ToolCall {
 	var out []chat.ToolCall
@@ -143,15 +140,15 @@ type ChatStream struct {
 	finished bool
 	sawDone  bool
 	n        int
-	// ServerError turns an event's error object into the backend's error
+	// serverError turns an event's error object into the backend's error
 	// (each backend reads its server's error shape).
-	ServerError func(data []byte) error
+	serverError func(data []byte) error
 }
 
 // NewChatStream starts reading an answer requested at start, delivering
-// text to out.
+// text to out; serverError makes the error of an event that carries one.
 func NewChatStream(backendName string, start time.Time, out *transport.Delivery, serverError func([]byte) error) *ChatStream {
-	return &ChatStream{backend: backendName, out: out, start: start, ServerError: serverError}
+	return &ChatStream{backend: backendName, out: out, start: start, serverError: serverError}
 }
 
 // Event handles the data of one event; io.EOF after [DONE].
@@ -171,7 +168,7 @@ func (s *ChatStream) Event(data []byte) error {
 			Err: fmt.Errorf("decode stream event %d: %w (%.200q)", s.n, err, data)}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
-		return s.ServerError(data)
+		return s.serverError(data)
 	}
 	var cacheN, promptN *int
 	if t := c.Timings; t != nil {
