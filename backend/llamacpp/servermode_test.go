@@ -94,6 +94,24 @@ func TestServerModeStream(t *testing.T) {
 	}
 }
 
+// TestServerModeNonStreaming: a client configured NonStreaming asks for
+// the whole answer even with a callback, which gets its content as one
+// chunk.
+func TestServerModeNonStreaming(t *testing.T) {
+	fs := newFixtureServer(t, map[string][]reply{"/v1/chat/completions": {{status: 200,
+		body: `{"choices":[{"finish_reason":"stop","index":0,"message":{"role":"assistant","content":"Sunny."}}],"usage":{"completion_tokens":3,"prompt_tokens":20}}`}}})
+	c := newClient(t, fs, Config{NonStreaming: true})
+	var chunks []string
+	resp, err := c.Generate(t.Context(), backend.Request{Mode: backend.ModeServer, Tools: []chat.Tool{weatherTool},
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}, func(s string) error { chunks = append(chunks, s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "Sunny." || !cmp.Equal(chunks, []string{"Sunny."}) || !strings.Contains(fs.reqs[0].Body, `"stream":false`) {
+		t.Errorf("text %q chunks %q body %s", resp.Text, chunks, fs.reqs[0].Body)
+	}
+}
+
 // TestServerModeStreamRecorded reads a stream the pinned llama-server
 // sent (TestE2EServerModeStream's request, captured): the call's id and
 // name on the first of 10 pieces of its arguments, finish_reason
