@@ -72,6 +72,25 @@ type Case struct {
 	// invalid call (a required call missing); final ends the case with
 	// this attempt whatever its errors (the token budget ran out).
 	Check func(a Attempt) (problem string, final bool)
+	// TokenHistory, on a backend that takes token ids in raw mode, asks
+	// every attempt for its generated ids (Attempt.Tokens) and, with
+	// Replay, sends the assistant turns of Messages that TurnIDs names
+	// as those ids where they lie in the prompt byte for byte: a
+	// stateless caller (serve) that remembers them keeps its history
+	// token for token, as a session does. Retries send failed attempts
+	// as their ids, as Whole does.
+	TokenHistory bool
+	// TurnIDs are, by index in Messages, the ids assistant turns were
+	// generated as (TokenHistory).
+	TurnIDs map[int]TurnIDs
+}
+
+// TurnIDs are the ids an assistant turn was generated as, standing for
+// the first Len bytes of its Raw (all of it when Len is 0), as
+// Attempt.Tokens and Attempt.TokenText are.
+type TurnIDs struct {
+	IDs []int
+	Len int
 }
 
 // Attempt is one generation of a case.
@@ -167,8 +186,14 @@ func RunCase(ctx context.Context, b backend.Backend, c Case) (CaseResult, error)
 	// A benchmark's retries send failed attempts as their ids, streamed
 	// (ids up to a token that ends inside a UTF-8 character, text after)
 	// or whole (every id); a caller that shows the reply live (OnEvent)
-	// asks for them only with Whole.
-	ids := &caseIDs{on: (c.Whole || c.OnEvent == nil) && mode == backend.ModeRaw && !c.Replay && b.Capabilities().TokenPrompt}
+	// asks for them only with Whole. A caller that replays its own turns
+	// (serve) asks with TokenHistory and hands the turns' ids in TurnIDs.
+	ids := &caseIDs{on: (c.TokenHistory || (c.Whole || c.OnEvent == nil) && !c.Replay) && mode == backend.ModeRaw && b.Capabilities().TokenPrompt}
+	if ids.on && c.Replay && len(c.TurnIDs) > 0 {
+		if err := ids.seed(r, sys, hist, c.TurnIDs, len(c.Messages)-len(hist)); err != nil {
+			return res, fmt.Errorf("agent: %w", err)
+		}
+	}
 	for attempt := 0; attempt <= c.MaxRetries; attempt++ {
 		a, calls, err := caseAttempt(ctx, b, c, r, mode, sys, hist, attempt, ids)
 		if err == nil {

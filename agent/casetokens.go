@@ -34,3 +34,21 @@ func (t *caseIDs) keep(a Attempt) {
 	}
 	t.spans = append(t.spans, idSpan{TokenSpan: backend.TokenSpan{Offset: len(a.Prompt), Len: len(covered), IDs: a.Tokens}, text: covered})
 }
+
+// seed places the ids of the case's own assistant turns (by index in
+// Case.Messages; skip is how many leading messages hist leaves out, the
+// system message) where ReplayPrompt renders them. A turn that does not
+// lie there byte for byte is dropped by prepare, and so goes as text.
+func (t *caseIDs) seed(r Renderer, sys System, hist []Msg, turns map[int]TurnIDs, skip int) error {
+	return replayTurns(r, sys, hist, func(i, offset int) {
+		tt, ok := turns[i+skip]
+		raw := hist[i].Raw
+		if !ok || len(tt.IDs) == 0 || raw == "" {
+			return
+		}
+		if tt.Len > 0 && tt.Len < len(raw) {
+			raw = raw[:tt.Len]
+		}
+		t.spans = append(t.spans, idSpan{TokenSpan: backend.TokenSpan{Offset: offset, Len: len(raw), IDs: tt.IDs}, text: raw})
+	})
+}

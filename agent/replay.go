@@ -17,19 +17,47 @@ func ReplayPrompt(r Renderer, sys System, hist []Msg) (string, error) {
 			return r.Prompt(sys, hist)
 		}
 	}
-	tr, err := r.Transcript(sys)
+	tr, err := replayTranscript(r, sys, hist, nil)
 	if err != nil {
 		return "", err
+	}
+	return tr.Prompt(hist)
+}
+
+// replayTurns calls at with the index in hist and the byte offset in
+// ReplayPrompt's prompt of each assistant turn: the length of the prompt
+// it answered, which its Raw text follows. A conversation rendered whole
+// (a turn without Raw) has no such offsets, and at is not called.
+func replayTurns(r Renderer, sys System, hist []Msg, at func(i, offset int)) error {
+	for _, m := range hist {
+		if m.Role == chat.RoleAssistant && m.Raw == "" {
+			return nil
+		}
+	}
+	_, err := replayTranscript(r, sys, hist, at)
+	return err
+}
+
+// replayTranscript is a transcript that rendered, in order, the prompt
+// each assistant turn of hist answered (at, when set, gets its length).
+func replayTranscript(r Renderer, sys System, hist []Msg, at func(i, offset int)) (Transcript, error) {
+	tr, err := r.Transcript(sys)
+	if err != nil {
+		return nil, err
 	}
 	for i, m := range hist {
 		if m.Role != chat.RoleAssistant {
 			continue
 		}
-		// The prompt this turn answered; only its side effect on the
-		// transcript matters.
-		if _, err := tr.Prompt(hist[:i]); err != nil {
-			return "", err
+		// The prompt this turn answered; besides its length only its side
+		// effect on the transcript matters.
+		p, err := tr.Prompt(hist[:i])
+		if err != nil {
+			return nil, err
+		}
+		if at != nil {
+			at(i, len(p))
 		}
 	}
-	return tr.Prompt(hist)
+	return tr, nil
 }

@@ -244,7 +244,7 @@ func (e *Engine) Turn(ctx context.Context, req Request, out Stream) (Result, err
 	if err := checkTools(req.Tools, req.Choice); err != nil {
 		return failed, err
 	}
-	msgs, replayed, err := e.history(m, req)
+	msgs, ids, replayed, err := e.history(m, req)
 	if err != nil {
 		return failed, err
 	}
@@ -253,6 +253,7 @@ func (e *Engine) Turn(ctx context.Context, req Request, out Stream) (Result, err
 		return failed, err
 	}
 	c := e.turnCase(m, req, msgs, out)
+	c.TurnIDs = ids
 	if room := m.Window - 2*tokens; m.Window > 0 && c.Options.MaxTokens > room && room > 0 {
 		// A reply cannot outgrow the window (Claude Code asks for 32,000
 		// tokens of an 8k model): the bound is what is left of it, by the
@@ -298,7 +299,12 @@ func (e *Engine) turnCase(m *Model, req Request, msgs []chat.Message, out Stream
 		retries = 0
 	}
 	c := agent.Case{Model: m.upstream(), Messages: msgs, Tools: req.Tools, Mode: backend.ModeRaw, Renderer: m.Renderer,
-		MaxRetries: retries, Options: opts, Replay: true, Stop: req.Stop, Now: e.now, Check: choiceCheck(req.Choice)}
+		MaxRetries: retries, Options: opts, Replay: true, Stop: req.Stop, Now: e.now, Check: choiceCheck(req.Choice),
+		// On a backend that takes ids (llama.cpp) every reply comes with the
+		// ids it was generated in, remembered with its text, and a returning
+		// turn goes back as them: re-tokenising a model's text does not
+		// always give its ids back, and the server's cache compares ids.
+		TokenHistory: true}
 	if (req.Choice.Mode == ChoiceRequired || req.Choice.Mode == ChoiceTool) && m.Backend.Capabilities().Constrain {
 		// The backend can hold the model to a call (Ollama format,
 		// llama.cpp json_schema): the reply is then a call by

@@ -18,9 +18,11 @@
 // generation that wrote them is validated, each with an id the server
 // minted. Memory keeps, for every assistant turn produced, the messages
 // the model really wrote (its exact raw text, and any attempt a retry hid)
-// under the key of what the caller got back (the call ids, or the answer
-// text), so a returning history is rendered byte for byte as before
-// (agent.ReplayPrompt) and the model server reuses its cache.
+// and, on llama.cpp, the token ids it wrote them in, under the key of what
+// the caller got back (the call ids, or the answer text), so a returning
+// history is rendered byte for byte as before (agent.ReplayPrompt), sent
+// token for token where ids are known, and the model server reuses its
+// cache.
 //
 // Server adds what an exposed endpoint needs: an API key checked in
 // constant time, a body cap, a deadline per request, a bound on concurrent

@@ -16,9 +16,11 @@ import (
 // assistant turn the server produced and still remembers is replaced by
 // the messages it really was (the model's exact text, and the attempts a
 // retry hid from the caller), so the prompt extends the previous request's
-// byte for byte. A tool result must answer a call of an earlier assistant
-// turn. replayed counts the turns replaced.
-func (e *Engine) history(m *Model, req Request) (msgs []chat.Message, replayed int, err error) {
+// byte for byte; ids has, by index in msgs, the token ids those messages
+// were generated as, where known, so that on llama.cpp it extends it
+// token for token. A tool result must answer a call of an earlier
+// assistant turn. replayed counts the turns replaced.
+func (e *Engine) history(m *Model, req Request) (msgs []chat.Message, ids map[int]agent.TurnIDs, replayed int, err error) {
 	calls := map[string]bool{}
 	for i, msg := range req.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
@@ -26,18 +28,26 @@ func (e *Engine) history(m *Model, req Request) (msgs []chat.Message, replayed i
 			field = req.Origins[i]
 		}
 		if !msg.Role.Valid() {
-			return nil, 0, badField(field+".role", "unknown role %q", msg.Role)
+			return nil, nil, 0, badField(field+".role", "unknown role %q", msg.Role)
 		}
 		switch msg.Role {
 		case chat.RoleAssistant:
 			for _, c := range msg.ToolCalls {
 				if c.ID == "" {
-					return nil, 0, badField(field+".tool_calls", "a call to %q has no id", c.Name)
+					return nil, nil, 0, badField(field+".tool_calls", "a call to %q has no id", c.Name)
 				}
 				calls[c.ID] = true
 			}
 			if turn, ok := e.memory.Get(turnKey(m.Name, msg)); ok {
-				msgs = append(msgs, turn...)
+				for j, t := range turn.IDs {
+					if len(t.IDs) > 0 {
+						if ids == nil {
+							ids = map[int]agent.TurnIDs{}
+						}
+						ids[len(msgs)+j] = t
+					}
+				}
+				msgs = append(msgs, turn.Msgs...)
 				replayed++
 				continue
 			}
@@ -47,23 +57,29 @@ func (e *Engine) history(m *Model, req Request) (msgs []chat.Message, replayed i
 				if req.API == apiAnthropic {
 					idField = ".content.tool_use_id"
 				}
-				return nil, 0, badField(field+idField, "%q answers no call of an earlier assistant turn", msg.ToolCallID)
+				return nil, nil, 0, badField(field+idField, "%q answers no call of an earlier assistant turn", msg.ToolCallID)
 			}
 		}
 		msgs = append(msgs, msg)
 	}
-	return msgs, replayed, nil
+	return msgs, ids, replayed, nil
 }
 
 // remember keeps the turn the model wrote under the key of what the
 // caller got, so that its return renders it from the exact text.
 func (e *Engine) remember(m *Model, res agent.CaseResult, r Result) {
 	last := res.Attempts[len(res.Attempts)-1]
-	turn := make([]chat.Message, 0, len(res.Retried)+1)
+	turn := Turn{Msgs: make([]chat.Message, 0, len(res.Retried)+1)}
+	attempt := 0 // the failed attempts are Retried's assistant messages, in order
 	for _, h := range res.Retried {
-		turn = append(turn, detached(h.Message))
+		if h.Role == chat.RoleAssistant {
+			turn.keepIDs(len(turn.Msgs), res.Attempts[attempt])
+			attempt++
+		}
+		turn.Msgs = append(turn.Msgs, detached(h.Message))
 	}
-	turn = append(turn, detached(chat.Message{Role: chat.RoleAssistant, Content: last.Content, ToolCalls: r.Calls, Raw: last.Raw}))
+	turn.keepIDs(len(turn.Msgs), last)
+	turn.Msgs = append(turn.Msgs, detached(chat.Message{Role: chat.RoleAssistant, Content: last.Content, ToolCalls: r.Calls, Raw: last.Raw}))
 	shown := chat.Message{Role: chat.RoleAssistant, Content: r.Text, ToolCalls: r.Calls}
 	keys := []string{turnKey(m.Name, shown)}
 	if len(r.Calls) == 0 && len(res.Attempts) > 1 {
@@ -71,6 +87,18 @@ func (e *Engine) remember(m *Model, res agent.CaseResult, r Result) {
 		keys = append(keys, turnKey(m.Name, chat.Message{Role: chat.RoleAssistant, Content: agent.Answer(last.Events)}))
 	}
 	e.memory.Put(keys, turn)
+}
+
+// keepIDs keeps, for message i of the turn, the ids attempt a was
+// generated as, if the backend returned them.
+func (t *Turn) keepIDs(i int, a agent.Attempt) {
+	if len(a.Tokens) == 0 {
+		return
+	}
+	if t.IDs == nil {
+		t.IDs = make([]agent.TurnIDs, cap(t.Msgs))
+	}
+	t.IDs[i] = agent.TurnIDs{IDs: slices.Clone(a.Tokens), Len: a.TokenText}
 }
 
 // detached is m with its text and calls copied: the parser hands out a
@@ -126,7 +154,7 @@ func (e *Engine) CountTokens(ctx context.Context, req Request) (int, error) {
 	if err := checkTools(req.Tools, req.Choice); err != nil {
 		return 0, err
 	}
-	msgs, _, err := e.history(m, req)
+	msgs, _, _, err := e.history(m, req)
 	if err != nil {
 		return 0, err
 	}

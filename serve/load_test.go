@@ -114,7 +114,7 @@ func liveHeap() uint64 {
 // checks, inside make e2e's budget).
 const (
 	loadClients  = 64
-	loadDuration = 24 * time.Second
+	loadDuration = 30 * time.Second
 	loadSamples  = 12
 )
 

@@ -9,13 +9,15 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolharness/toolharness/agent"
 	"github.com/toolharness/toolharness/chat"
 )
 
 // Memory remembers, for each assistant turn the server produced, the
-// messages the model really wrote (exact raw text, retried attempts),
-// keyed by what the caller got back: the call ids the server minted with
-// the calls, or the text of an answer without calls. Bounded (least
+// messages the model really wrote (exact raw text, retried attempts) and,
+// on a backend that returns them (llama.cpp), the token ids it wrote them
+// in, keyed by what the caller got back: the call ids the server minted
+// with the calls, or the text of an answer without calls. Bounded (least
 // recently used goes first), in memory only. Safe for concurrent use.
 type Memory struct {
 	mu    sync.Mutex
@@ -26,7 +28,16 @@ type Memory struct {
 
 type memoryItem struct {
 	key  string
-	turn []chat.Message
+	turn Turn
+}
+
+// Turn is one remembered assistant turn: the messages the model wrote
+// (failed attempts with their error results, then the reply) and, by
+// index in Msgs, the ids of those it generated, where the backend gave
+// them (nil: none).
+type Turn struct {
+	Msgs []chat.Message
+	IDs  []agent.TurnIDs
 }
 
 // NewMemory keeps at most limit keys (default 4096).
@@ -38,7 +49,7 @@ func NewMemory(limit int) *Memory {
 }
 
 // Put remembers turn under every key.
-func (m *Memory) Put(keys []string, turn []chat.Message) {
+func (m *Memory) Put(keys []string, turn Turn) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, k := range keys {
@@ -55,16 +66,19 @@ func (m *Memory) Put(keys []string, turn []chat.Message) {
 	}
 }
 
-// Get returns a copy of the turn remembered under key.
-func (m *Memory) Get(key string) ([]chat.Message, bool) {
+// Get returns the turn remembered under key: its message list a copy,
+// its ids shared (never written after Put).
+func (m *Memory) Get(key string) (Turn, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	el, ok := m.items[key]
 	if !ok {
-		return nil, false
+		return Turn{}, false
 	}
 	m.order.MoveToFront(el)
-	return append([]chat.Message(nil), el.Value.(*memoryItem).turn...), true
+	t := el.Value.(*memoryItem).turn
+	t.Msgs = append([]chat.Message(nil), t.Msgs...)
+	return t, true
 }
 
 // Len is the number of keys remembered.

@@ -39,6 +39,8 @@ type oaReply struct {
 	Calls   []string // name + " " + arguments
 	IDs     []string
 	Finish  string
+	// Cached is the usage's prompt_tokens_details.cached_tokens.
+	Cached  int64
 	Message openai.ChatCompletionMessage
 	Header  http.Header
 }
@@ -53,7 +55,7 @@ func openaiComplete(t *testing.T, c openai.Client, p openai.ChatCompletionNewPar
 		if err != nil {
 			return r, err
 		}
-		r.Message, r.Finish = cc.Choices[0].Message, cc.Choices[0].FinishReason
+		r.Message, r.Finish, r.Cached = cc.Choices[0].Message, cc.Choices[0].FinishReason, cc.Usage.PromptTokensDetails.CachedTokens
 	} else {
 		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 		s := c.Chat.Completions.NewStreaming(ctx, p, option.WithResponseInto(&resp))
@@ -70,7 +72,7 @@ func openaiComplete(t *testing.T, c openai.Client, p openai.ChatCompletionNewPar
 		if acc.Usage.PromptTokens == 0 {
 			t.Error("include_usage: the stream had no usage")
 		}
-		r.Message, r.Finish = acc.Choices[0].Message, acc.Choices[0].FinishReason
+		r.Message, r.Finish, r.Cached = acc.Choices[0].Message, acc.Choices[0].FinishReason, acc.Usage.PromptTokensDetails.CachedTokens
 	}
 	r.Content = r.Message.Content
 	for _, tc := range r.Message.ToolCalls {
