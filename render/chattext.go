@@ -81,6 +81,30 @@ func toolResult(m chat.Message) chat.ToolResult {
 	return chat.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: m.Content, IsError: m.IsError}
 }
 
+// chatReminders puts reminders into msgs, a chat-mode list or the part of
+// it not sent before: at the end of the last tool message where tool
+// messages follow the newest user message (as raw mode's Session puts
+// them after results the template renders), else at the start of the
+// newest user message (results written as text are one). It changes msgs
+// in place.
+func chatReminders(msgs []chat.Message, reminders []string) error {
+	if len(reminders) == 0 {
+		return nil
+	}
+	i := len(msgs) - 1
+	for ; i >= 0 && msgs[i].Role != chat.RoleUser && msgs[i].Role != chat.RoleTool; i-- {
+	}
+	switch {
+	case i < 0:
+		return ErrNoUserMessage
+	case msgs[i].Role == chat.RoleTool:
+		msgs[i].Content += "\n" + strings.TrimSuffix(reminderText(reminders), "\n")
+	default:
+		msgs[i].Content = reminderText(reminders) + msgs[i].Content
+	}
+	return nil
+}
+
 // resultsMessage is one turn's results as chat mode sends them: one user
 // message, the results written in format in the order of calls. Their
 // text is already framing-safe (safeMessages, ChatSession.AddResults).

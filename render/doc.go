@@ -101,7 +101,9 @@
 // SessionConfig.OwnCatalog) sends the template's own tool section instead,
 // where TemplateTools places it: at the end of the system text, or as a
 // system message of its own before it, whichever the template renders,
-// without tools, exactly as it renders the conversation with tools.
+// without tools, exactly as it renders the conversation with tools; the
+// results are then tool messages, which the template renders its own way
+// as in raw mode.
 //
 // # Framing safety
 //

@@ -111,8 +111,10 @@ func Prompt(req Request) (string, error) {
 // the end of the system message (with OwnCatalog, the template's own tool
 // section where TemplateTools places it), an assistant turn is its raw
 // text (or its content and calls written in the format), and the results
-// of a turn are one user message. Nothing goes in a server-side tools
-// field. It converts the whole conversation; a session's turns use
+// of a turn are one user message written in the format; with OwnCatalog
+// they are tool messages, which the server's template renders as raw
+// mode's does, so that the list renders as raw mode's prompt. Nothing goes
+// in a server-side tools field. It converts the whole conversation; a session's turns use
 // ChatSession, which converts only what each turn adds.
 func ChatMessages(req Request) ([]chat.Message, error) {
 	p, err := prepareText(req)
@@ -180,9 +182,9 @@ func prepareText(req Request) (prepared, error) {
 	if msgs, err = textMessages(msgs, req.Family, format, cat); err != nil {
 		return prepared{}, err
 	}
-	// After the conversion, so that reminders after tool results go at the
-	// start of the results message.
-	if msgs, err = WithReminders(msgs, req.Reminders...); err != nil {
+	// After the conversion, so that reminders after tool results go with
+	// the results (chatReminders).
+	if err := chatReminders(msgs, req.Reminders); err != nil {
 		return prepared{}, err
 	}
 	return prepared{format: format, msgs: msgs}, nil
@@ -268,7 +270,9 @@ func nativeMessages(msgs []chat.Message) []chat.Message {
 
 // textMessages turns a conversation into plain messages for a prompted
 // format: the catalog in the system messages, assistant turns as their
-// text, and each run of tool messages as one user message of results.
+// text, and each run of tool messages as one user message of results (kept
+// as tool messages, matched to their calls, with the template's own
+// section: cat.own).
 func textMessages(msgs []chat.Message, fam templates.Family, format string, cat chatCatalog) ([]chat.Message, error) {
 	out, rest := cat.head(msgs)
 	var calls []chat.ToolCall
@@ -288,6 +292,17 @@ func textMessages(msgs []chat.Message, fam templates.Family, format string, cat 
 				results = append(results, toolResult(rest[i]))
 			}
 			i--
+			if cat.own {
+				// The template renders its results itself, as in raw mode.
+				ordered, err := MatchResults(calls, results)
+				if err != nil {
+					return nil, err
+				}
+				for _, r := range ordered {
+					out = append(out, r.Message())
+				}
+				continue
+			}
 			rm, err := resultsMessage(format, calls, results)
 			if err != nil {
 				return nil, err

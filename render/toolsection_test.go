@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/toolharness/toolharness/chat"
@@ -83,4 +85,84 @@ func rendersBack(t *testing.T, fam templates.Family, system string, tools []chat
 		t.Errorf("%s (system %q): the list renders without tools differently from the conversation with tools: %v", fam.Name, system, render.Diverge(want, got))
 	}
 	return true
+}
+
+// TestChatOwnResults proves chat mode's results with a template's own
+// tool section: for every template whose section is placed, the chat-mode
+// list of a session with single and parallel calls and their results,
+// rendered by the template without tools (what a server applying the
+// template does), is the template's rendering of the conversation with
+// tools, byte for byte. The results are tool messages the template renders
+// its own way, never a format of this package.
+func TestChatOwnResults(t *testing.T) {
+	tools := benchTools(t, 3)
+	proved := 0
+	for _, c := range chatCases(t, tools) {
+		if !c.own {
+			continue
+		}
+		const system = "You are a coding agent."
+		cs, err := render.NewChatSession(render.SessionConfig{Family: c.family, Format: c.format, System: system, Tools: tools,
+			Now: benchNow, Verbatim: true, OwnCatalog: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		conv := []chat.Message{{Role: chat.RoleSystem, Content: system}, {Role: chat.RoleUser, Content: "Find the handlers."}}
+		cs.AddUser(conv[1].Content)
+		for turn, n := range []int{1, 2} {
+			var calls []chat.ToolCall
+			for i := 0; i < n; i++ {
+				call := benchCall(tools, turn*10+i)
+				call.ID = fmt.Sprintf("call_%d_%d", turn, i)
+				calls = append(calls, call)
+			}
+			// The model's text: the calls in the format, written by the
+			// template where only it writes them.
+			raw, err := render.FormatCalls(c.format, calls)
+			if !isWritten(c.format) {
+				raw, err = render.TemplateTurn(c.family, chat.Message{Role: chat.RoleAssistant, ToolCalls: calls})
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if err := cs.AddAssistant(chat.Message{Role: chat.RoleAssistant, Raw: raw, ToolCalls: calls}); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			conv = append(conv, chat.Message{Role: chat.RoleAssistant, Content: raw})
+			var results []chat.ToolResult
+			for i, call := range calls {
+				r := benchResult(call, turn*10+i)
+				results = append(results, r)
+				conv = append(conv, r.Message())
+			}
+			if err := cs.AddResults(results); err != nil {
+				t.Fatal(err)
+			}
+		}
+		msgs, err := cs.Messages()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, m := range msgs {
+			if m.Role == chat.RoleUser && strings.Contains(m.Content, "func handler") {
+				t.Errorf("%s: results sent as a user message: %q", c.name, m.Content)
+			}
+		}
+		want, err := c.family.Render(templates.Input{Messages: conv, Tools: tools, AddGenerationPrompt: true, Now: benchNow})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := c.family.Render(templates.Input{Messages: msgs, AddGenerationPrompt: true, Now: benchNow})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got != want {
+			t.Errorf("%s: the chat-mode list renders otherwise than the conversation with tools: %v", c.name, render.Diverge(want, got))
+			continue
+		}
+		proved++
+	}
+	if proved < 10 {
+		t.Fatalf("only %d templates proved", proved)
+	}
 }
