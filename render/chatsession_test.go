@@ -118,15 +118,7 @@ func TestChatSessionMatchesChatMessages(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			conv = append(conv, m)
-			var rs []chat.ToolResult
-			for i, call := range calls {
-				r := benchResult(call, turn*10+i)
-				rs = append(rs, r)
-				conv = append(conv, r.Message())
-			}
-			if err := s.AddResults(rs); err != nil {
-				t.Fatal(err)
-			}
+			conv = addChatResults(t, s, calls, turn, conv)
 		}
 	}
 	if compared < 1000 || owned < 100 {
@@ -228,4 +220,20 @@ func TestChatSessionOwnReminders(t *testing.T) {
 	if got, want := msgs[len(msgs)-1].Content, render.Reminder("r3")+"\nnext"; got != want {
 		t.Errorf("new user message = %q, want %q", got, want)
 	}
+}
+
+// addChatResults gives s the results of turn's calls (benchResult) and
+// returns conv with them as tool messages.
+func addChatResults(t *testing.T, s *render.ChatSession, calls []chat.ToolCall, turn int, conv []chat.Message) []chat.Message {
+	t.Helper()
+	var rs []chat.ToolResult
+	for i, call := range calls {
+		r := benchResult(call, turn*10+i)
+		rs = append(rs, r)
+		conv = append(conv, r.Message())
+	}
+	if err := s.AddResults(rs); err != nil {
+		t.Fatal(err)
+	}
+	return conv
 }

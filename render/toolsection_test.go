@@ -129,15 +129,7 @@ func TestChatOwnResults(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			conv = append(conv, chat.Message{Role: chat.RoleAssistant, Content: raw})
-			var results []chat.ToolResult
-			for i, call := range calls {
-				r := benchResult(call, turn*10+i)
-				results = append(results, r)
-				conv = append(conv, r.Message())
-			}
-			if err := cs.AddResults(results); err != nil {
-				t.Fatal(err)
-			}
+			conv = addChatResults(t, cs, calls, turn, conv)
 		}
 		msgs, err := cs.Messages()
 		if err != nil {
