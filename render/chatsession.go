@@ -11,8 +11,8 @@ import (
 // Session is raw mode's. The list sent on a turn is the list sent before
 // and the new messages converted on their own: the catalog goes into the
 // system messages once, an assistant turn is its raw text, the results of
-// a turn are one user message (tool messages, with the template's own
-// tool section: see ChatMessages). Nothing already sent is converted or
+// a turn are one user message (tool messages, with a template's own tool
+// section that renders them: see ChatMessages). Nothing already sent is converted or
 // copied again, so a turn costs what it adds, not what came before, and
 // each list extends the previous one message for message. Without
 // reminders, the list is ChatMessages of the whole conversation (tests
@@ -25,7 +25,7 @@ type ChatSession struct {
 	userMarkers   []string
 	resultMarkers []string
 	// toolResults: results go as tool messages the template renders
-	// (Request.OwnCatalog), not as one user message of text.
+	// (ToolSection.ToolMessages), not as one user message of text.
 	toolResults bool
 	msgs        []chat.Message
 	sent        int             // messages returned by the last Messages
@@ -48,7 +48,7 @@ func NewChatSession(cfg SessionConfig) (*ChatSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ChatSession{fam: cfg.Family, format: format, verbatim: cfg.Verbatim, toolResults: cat.own}
+	s := &ChatSession{fam: cfg.Family, format: format, verbatim: cfg.Verbatim, toolResults: cat.toolResults}
 	if !cfg.Verbatim {
 		s.userMarkers = Markers(cfg.Family, format, cfg.Tools)
 		s.resultMarkers = ResultTextMarkers(cfg.Family, format)

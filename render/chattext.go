@@ -16,6 +16,9 @@ type chatCatalog struct {
 	// own: the template's own section (TemplateTools), placed verbatim;
 	// else a catalog this package writes, after a blank line.
 	own bool
+	// toolResults: results go as tool messages the template renders
+	// (ToolSection.ToolMessages), not as one user message of text.
+	toolResults bool
 }
 
 // ownCatalog is fam's template's own tool section for a conversation whose
@@ -25,7 +28,7 @@ func ownCatalog(fam templates.Family, system string, tools []chat.Tool, now time
 	if err != nil {
 		return chatCatalog{}, err
 	}
-	return chatCatalog{text: s.Text, place: s.Place, own: true}, nil
+	return chatCatalog{text: s.Text, place: s.Place, own: true, toolResults: s.ToolMessages}, nil
 }
 
 // head returns the system messages of a chat-mode list of msgs, catalog

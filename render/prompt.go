@@ -113,7 +113,7 @@ func Prompt(req Request) (string, error) {
 // text (or its content and calls written in the format), and the results
 // of a turn are one user message written in the format; with OwnCatalog
 // they are tool messages, which the server's template renders as raw
-// mode's does, so that the list renders as raw mode's prompt. Nothing goes
+// mode's does (where it renders them: ToolSection.ToolMessages). Nothing goes
 // in a server-side tools field. It converts the whole conversation; a session's turns use
 // ChatSession, which converts only what each turn adds.
 func ChatMessages(req Request) ([]chat.Message, error) {
@@ -271,8 +271,8 @@ func nativeMessages(msgs []chat.Message) []chat.Message {
 // textMessages turns a conversation into plain messages for a prompted
 // format: the catalog in the system messages, assistant turns as their
 // text, and each run of tool messages as one user message of results (kept
-// as tool messages, matched to their calls, with the template's own
-// section: cat.own).
+// as tool messages, matched to their calls, where the template's own
+// section is sent and the template renders them: cat.toolResults).
 func textMessages(msgs []chat.Message, fam templates.Family, format string, cat chatCatalog) ([]chat.Message, error) {
 	out, rest := cat.head(msgs)
 	var calls []chat.ToolCall
@@ -292,7 +292,7 @@ func textMessages(msgs []chat.Message, fam templates.Family, format string, cat 
 				results = append(results, toolResult(rest[i]))
 			}
 			i--
-			if cat.own {
+			if cat.toolResults {
 				// The template renders its results itself, as in raw mode.
 				ordered, err := MatchResults(calls, results)
 				if err != nil {

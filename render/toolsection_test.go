@@ -3,10 +3,13 @@ package render_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolharness/toolharness/chat"
+	"github.com/toolharness/toolharness/derive"
 	"github.com/toolharness/toolharness/render"
 	"github.com/toolharness/toolharness/templates"
 )
@@ -156,5 +159,67 @@ func TestChatOwnResults(t *testing.T) {
 	}
 	if proved < 10 {
 		t.Fatalf("only %d templates proved", proved)
+	}
+}
+
+// TestTemplateToolsToolMessages: a template that renders no tool messages
+// (the synthetic pipe-pairs template) still sends its own tool section in
+// chat mode, but its results go as text in a user message, which it
+// renders, never as tool messages it would drop; GLM-4.5's go as tool
+// messages.
+func TestTemplateToolsToolMessages(t *testing.T) {
+	tools := benchTools(t, 2)
+	for _, c := range []struct {
+		path, result string
+		toolMessages bool
+	}{
+		{"../templates/testdata/conformance/templates/zai-org-GLM-4.5.jinja", "<|observation|>\n<tool_response>\nline 0: func", true},
+		{"../derive/testdata/synthetic/pipe-pairs.jinja", `[[user]] <tool_result name="tool_001" id="call_00001">` + "\nline 0: func", false},
+	} {
+		src, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := templates.CompileJinja(filepath.Base(c.path), string(src), templates.SpecialTokens{EOS: "<stop>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded, err := templates.FamilyOf(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fam, _, err := derive.Own(loaded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err := render.TemplateTools(fam, "Be brief.", tools, benchNow)
+		if err != nil || sec.ToolMessages != c.toolMessages {
+			t.Fatalf("%s: tool messages %v (%v), want %v", c.path, sec.ToolMessages, err, c.toolMessages)
+		}
+		s, err := render.NewChatSession(render.SessionConfig{Family: fam, System: "Be brief.", Tools: tools, Now: benchNow, OwnCatalog: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.AddUser("Find the handlers.")
+		call := benchCall(tools, 1)
+		turn, err := render.TemplateTurn(fam, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{call}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddAssistant(chat.Message{Role: chat.RoleAssistant, Raw: turn, ToolCalls: []chat.ToolCall{call}}); err != nil {
+			t.Fatal(err)
+		}
+		addChatResults(t, s, []chat.ToolCall{call}, 0, nil)
+		msgs, err := s.Messages()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fam.Render(templates.Input{Messages: msgs, AddGenerationPrompt: true, Now: benchNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got, c.result) {
+			t.Errorf("%s: the result does not render as %q:\n%s", c.path, c.result, got)
+		}
 	}
 }
