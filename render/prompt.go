@@ -3,6 +3,8 @@ package render
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolharness/toolharness/chat"
@@ -166,7 +168,10 @@ func prepare(req Request) (prepared, error) {
 	if msgs, err = WithReminders(msgs, req.Reminders...); err != nil {
 		return prepared{}, err
 	}
-	return prepared{format: format, native: true, msgs: nativeMessages(msgs), tools: req.Tools}, nil
+	if msgs, err = nativeMessages(req.Family, format, msgs); err != nil {
+		return prepared{}, err
+	}
+	return prepared{format: format, native: true, msgs: msgs, tools: req.Tools}, nil
 }
 
 func prepareText(req Request) (prepared, error) {
@@ -242,30 +247,71 @@ func safeMessages(req Request, format string) []chat.Message {
 // nativeMessages prepares messages for a family template in its native
 // format: an assistant turn with Raw text is rendered from that text (its
 // calls are not re-serialised), and tool messages get the name of the call
-// they answer.
-func nativeMessages(msgs []chat.Message) []chat.Message {
-	out := make([]chat.Message, len(msgs))
-	copy(out, msgs)
+// they answer. A template that renders no tool messages would drop the
+// results: there each turn's results are one user message written in
+// format, as in a format this package writes.
+func nativeMessages(fam templates.Family, format string, msgs []chat.Message) ([]chat.Message, error) {
+	out := make([]chat.Message, 0, len(msgs))
+	asText := !rendersToolResults(fam)
 	var calls []chat.ToolCall
-	for i, m := range out {
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
 		switch m.Role {
 		case chat.RoleAssistant:
 			calls = m.ToolCalls
 			if m.Raw != "" {
-				out[i] = chat.Message{Role: chat.RoleAssistant, Content: m.Raw}
+				m = chat.Message{Role: chat.RoleAssistant, Content: m.Raw}
 			}
 		case chat.RoleTool:
+			if asText {
+				var results []chat.ToolResult
+				for ; i < len(msgs) && msgs[i].Role == chat.RoleTool; i++ {
+					results = append(results, toolResult(msgs[i]))
+				}
+				i--
+				rm, err := resultsMessage(format, calls, results)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, rm)
+				continue
+			}
 			if m.Name == "" {
 				for j, c := range calls {
 					if c.ID == m.ToolCallID || (m.ToolCallID == "" && j == 0) {
-						out[i].Name = c.Name
+						m.Name = c.Name
 						break
 					}
 				}
 			}
 		}
+		out = append(out, m)
 	}
-	return out
+	return out, nil
+}
+
+// toolResultsRendered caches rendersToolResults per template.
+var toolResultsRendered sync.Map // *templates.Jinja -> bool
+
+// rendersToolResults reports whether fam's template shows the text of a
+// tool message after an answer. A template that raises on the probe is
+// taken at its word: its tool messages are sent as they are, and a real
+// conversation's render says what it raises.
+func rendersToolResults(fam templates.Family) bool {
+	j := fam.Jinja()
+	if j == nil {
+		return true // the built-in families' own renderers render results
+	}
+	if v, ok := toolResultsRendered.Load(j); ok {
+		return v.(bool)
+	}
+	msgs := []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeAnswer},
+		{Role: chat.RoleTool, ToolCallID: probeCallID, Name: "probe_lookup", Content: probeResult}}
+	tools := []chat.Tool{{Name: "probe_lookup", Description: "Looks a word up.", Parameters: []byte(`{"type": "object", "properties": {"word": {"type": "string"}}}`)}}
+	text, err := fam.Render(templates.Input{Messages: msgs, Tools: tools, AddGenerationPrompt: true, Now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)})
+	shown := err != nil || strings.Contains(text, probeResult)
+	toolResultsRendered.Store(j, shown)
+	return shown
 }
 
 // textMessages turns a conversation into plain messages for a prompted

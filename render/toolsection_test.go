@@ -166,7 +166,7 @@ func TestChatOwnResults(t *testing.T) {
 // (the synthetic pipe-pairs template) still sends its own tool section in
 // chat mode, but its results go as text in a user message, which it
 // renders, never as tool messages it would drop; GLM-4.5's go as tool
-// messages.
+// messages. Raw mode's prompt holds the results the same way.
 func TestTemplateToolsToolMessages(t *testing.T) {
 	tools := benchTools(t, 2)
 	for _, c := range []struct {
@@ -220,6 +220,21 @@ func TestTemplateToolsToolMessages(t *testing.T) {
 		}
 		if !strings.Contains(got, c.result) {
 			t.Errorf("%s: the result does not render as %q:\n%s", c.path, c.result, got)
+		}
+		raw, err := render.NewSession(render.SessionConfig{Family: fam, System: "Be brief.", Tools: tools, Now: benchNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw.AddUser("Find the handlers.")
+		if _, err := raw.Prompt(); err != nil {
+			t.Fatal(err)
+		}
+		raw.AddAssistant(turn, []chat.ToolCall{call})
+		if err := raw.AddResults([]chat.ToolResult{benchResult(call, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = raw.Prompt("Be brief."); err != nil || !strings.Contains(got, c.result) {
+			t.Errorf("%s: raw mode: the result does not render as %q (%v):\n%s", c.path, c.result, err, got)
 		}
 	}
 }
