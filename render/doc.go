@@ -94,7 +94,9 @@
 // # Native and text formats
 //
 // In a family's native format the family's template places the catalog,
-// calls and results itself, byte-identical to the official template. In any
+// calls and results itself, byte-identical to the official template (a
+// loaded template that renders no tool messages gets each turn's results
+// as text in a user message, which it renders, rather than none). In any
 // other format (and in chat mode) the catalog goes as text at the end of the
 // system message, an assistant turn is its raw text, and the results of a
 // turn travel as one user message. Chat mode with Request.OwnCatalog (or
