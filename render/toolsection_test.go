@@ -160,6 +160,7 @@ func TestChatOwnResults(t *testing.T) {
 	if proved < 10 {
 		t.Fatalf("only %d templates proved", proved)
 	}
+	t.Logf("%d cases with a template's own section render their results as with tools", proved)
 }
 
 // TestTemplateToolsToolMessages: a template that renders no tool messages
