@@ -15,8 +15,10 @@ import (
 
 // In chat mode the server applies the model's template to the messages and
 // is never sent tools: a loaded template that renders tools itself sends
-// its own tool section as text (render.TemplateTools), and its calls are
-// read in its own syntax, as raw mode reads them. Where the template
+// its own tool section as text (render.TemplateTools), its calls are read
+// in its own syntax, as raw mode reads them, and its results go as tool
+// messages the template renders, as in raw mode (where it renders them:
+// render.ToolSection.ToolMessages). Where the template
 // renders no tools, or renders them where no system message can carry
 // them, the harness adds a catalog in a format package render writes, and
 // says so (ChatCatalog.Note).

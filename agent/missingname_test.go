@@ -30,3 +30,21 @@ func TestMissingNameShowsTheSyntax(t *testing.T) {
 		t.Fatalf("missing_name message %q lacks a call in the template's syntax (%q)", msg, want)
 	}
 }
+
+// TestResultsReachTemplateWithoutToolMessages: a loaded template that
+// renders no tool messages (the synthetic pipe-pairs template) would drop
+// every result in raw mode; the results go as text in a user turn, and
+// the model's next prompt holds them.
+func TestResultsReachTemplateWithoutToolMessages(t *testing.T) {
+	r := loadedRenderer(t, "../derive/testdata/synthetic/pipe-pairs.jinja")
+	call := "<|acts|><|act|>read_file<|k|>path<|v|>a.txt<|/v|><|/act|><|/acts|>"
+	h := newHarness(t, []reply{{text: call}, {text: "Done."}}, func(c *Config) { c.Renderer = r })
+	ex, err := h.s.Send(context.Background(), "What is in a.txt?")
+	if err != nil || ex.Answer != "Done." {
+		t.Fatalf("answer %q, %v", ex.Answer, err)
+	}
+	reqs := h.b.reqs()
+	if len(reqs) != 2 || !strings.Contains(reqs[1].Prompt, "[[user]] <tool_result name=\"read_file\"") || !strings.Contains(reqs[1].Prompt, "contents of a.txt") {
+		t.Errorf("the second prompt lacks the result:\n%v", reqs)
+	}
+}

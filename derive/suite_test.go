@@ -6,12 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/internal/golden"
+	"github.com/toolharness/toolharness/internal/jinjaref"
 	"github.com/toolharness/toolharness/templates"
 )
 
@@ -29,7 +28,7 @@ type suiteEntry struct {
 }
 
 // suiteNow is the clock of the reference renders (render.py's fixed date).
-var suiteNow = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
+var suiteNow = jinjaref.Now
 
 func loadSuite(t testing.TB) []suiteEntry {
 	t.Helper()
@@ -65,27 +64,9 @@ type suiteRenderer struct {
 func (s suiteRenderer) Render(r Request) (string, error) {
 	extra := map[string]json.RawMessage{}
 	for k, v := range s.entry.Kwargs {
-		var spec map[string]json.RawMessage
-		if json.Unmarshal(v, &spec) == nil {
-			if f, ok := spec["$strftime"]; ok {
-				var format string
-				_ = json.Unmarshal(f, &format)
-				v, _ = json.Marshal(templates.PyStrftime(format, suiteNow))
-			} else if opt, ok := spec["$tools_json"]; ok {
-				var o struct{ Indent int }
-				_ = json.Unmarshal(opt, &o)
-				text := ""
-				if len(r.Tools) > 0 {
-					ov, err := chat.DecodeOrdered(r.Tools)
-					if err != nil {
-						return "", err
-					}
-					if text, err = templates.PyJSON(ov, o.Indent); err != nil {
-						return "", err
-					}
-				}
-				v, _ = json.Marshal(text)
-			}
+		v, err := jinjaref.Kwarg(v, r.Tools, jinjaref.Python{Strftime: templates.PyStrftime, JSON: templates.PyJSON})
+		if err != nil {
+			return "", err
 		}
 		extra[k] = v
 	}

@@ -11,7 +11,8 @@ import (
 // Session is raw mode's. The list sent on a turn is the list sent before
 // and the new messages converted on their own: the catalog goes into the
 // system messages once, an assistant turn is its raw text, the results of
-// a turn are one user message. Nothing already sent is converted or
+// a turn are one user message (tool messages, with a template's own tool
+// section that renders them: see ChatMessages). Nothing already sent is converted or
 // copied again, so a turn costs what it adds, not what came before, and
 // each list extends the previous one message for message. Without
 // reminders, the list is ChatMessages of the whole conversation (tests
@@ -23,9 +24,12 @@ type ChatSession struct {
 	verbatim      bool
 	userMarkers   []string
 	resultMarkers []string
-	msgs          []chat.Message
-	sent          int             // messages returned by the last Messages
-	calls         []chat.ToolCall // the calls of the newest assistant turn
+	// toolResults: results go as tool messages the template renders
+	// (ToolSection.ToolMessages), not as one user message of text.
+	toolResults bool
+	msgs        []chat.Message
+	sent        int             // messages returned by the last Messages
+	calls       []chat.ToolCall // the calls of the newest assistant turn
 }
 
 // NewChatSession starts a chat-mode session: the system text with the
@@ -44,7 +48,7 @@ func NewChatSession(cfg SessionConfig) (*ChatSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ChatSession{fam: cfg.Family, format: format, verbatim: cfg.Verbatim}
+	s := &ChatSession{fam: cfg.Family, format: format, verbatim: cfg.Verbatim, toolResults: cat.toolResults}
 	if !cfg.Verbatim {
 		s.userMarkers = Markers(cfg.Family, format, cfg.Tools)
 		s.resultMarkers = ResultTextMarkers(cfg.Family, format)
@@ -78,8 +82,8 @@ func (s *ChatSession) AddAssistant(m chat.Message) error {
 	return nil
 }
 
-// AddResults appends the results of the newest assistant turn's calls as
-// one user message.
+// AddResults appends the results of the newest assistant turn's calls: one
+// user message, or a tool message each with the template's own section.
 func (s *ChatSession) AddResults(results []chat.ToolResult) error {
 	if !s.verbatim {
 		safe := make([]chat.ToolResult, len(results))
@@ -89,6 +93,16 @@ func (s *ChatSession) AddResults(results []chat.ToolResult) error {
 		}
 		results = safe
 	}
+	if s.toolResults {
+		ordered, err := MatchResults(s.calls, results)
+		if err != nil {
+			return err
+		}
+		for _, r := range ordered {
+			s.msgs = append(s.msgs, r.Message())
+		}
+		return nil
+	}
 	m, err := resultsMessage(s.format, s.calls, results)
 	if err != nil {
 		return err
@@ -97,19 +111,13 @@ func (s *ChatSession) AddResults(results []chat.ToolResult) error {
 	return nil
 }
 
-// Messages returns the list to send. Reminders go at the start of the
-// newest user message added since the last list (results included) and
-// stay there. The list is shared with the session: callers must not
-// change its messages (appending to it is safe).
+// Messages returns the list to send. Reminders go where chatReminders puts
+// them among the messages added since the last list, and stay there. The
+// list is shared with the session: callers must not change its messages
+// (appending to it is safe).
 func (s *ChatSession) Messages(reminders ...string) ([]chat.Message, error) {
-	if len(reminders) > 0 {
-		i := len(s.msgs) - 1
-		for ; i >= s.sent && s.msgs[i].Role != chat.RoleUser; i-- {
-		}
-		if i < s.sent {
-			return nil, fmt.Errorf("%w since the last list", ErrNoUserMessage)
-		}
-		s.msgs[i].Content = reminderText(reminders) + s.msgs[i].Content
+	if err := chatReminders(s.msgs[s.sent:], reminders); err != nil {
+		return nil, fmt.Errorf("%w since the last list", err)
 	}
 	s.sent = len(s.msgs)
 	return s.msgs[:len(s.msgs):len(s.msgs)], nil

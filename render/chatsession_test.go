@@ -118,15 +118,7 @@ func TestChatSessionMatchesChatMessages(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			conv = append(conv, m)
-			var rs []chat.ToolResult
-			for i, call := range calls {
-				r := benchResult(call, turn*10+i)
-				rs = append(rs, r)
-				conv = append(conv, r.Message())
-			}
-			if err := s.AddResults(rs); err != nil {
-				t.Fatal(err)
-			}
+			conv = addChatResults(t, s, calls, turn, conv)
 		}
 	}
 	if compared < 1000 || owned < 100 {
@@ -175,4 +167,73 @@ func TestChatSessionReminders(t *testing.T) {
 	if _, err := s.Messages("r3"); !errors.Is(err, render.ErrNoUserMessage) {
 		t.Errorf("a reminder with no new user message: got %v, want ErrNoUserMessage", err)
 	}
+}
+
+// TestChatSessionOwnReminders: with a template's own tool section the
+// results are tool messages, and a reminder given after them goes at the
+// end of the last one, as raw mode's Session puts it; a user message new
+// since the last list takes it at its start.
+func TestChatSessionOwnReminders(t *testing.T) {
+	tools := benchTools(t, 2)
+	var c chatCase
+	for _, cc := range chatCases(t, tools) {
+		if cc.own && cc.name == "zai-org-GLM-4.5/derived/own" {
+			c = cc
+		}
+	}
+	if c.name == "" {
+		t.Fatal("no GLM-4.5 case with its own section")
+	}
+	s, err := render.NewChatSession(render.SessionConfig{Family: c.family, Format: c.format, System: "S.", Tools: tools, Now: benchNow, OwnCatalog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddUser("first")
+	if _, err := s.Messages("r1"); err != nil {
+		t.Fatal(err)
+	}
+	calls := []chat.ToolCall{benchCall(tools, 1), benchCall(tools, 2)}
+	if err := s.AddAssistant(chat.Message{Role: chat.RoleAssistant, Raw: "x", ToolCalls: calls}); err != nil {
+		t.Fatal(err)
+	}
+	// Out of order: they go in the order of the calls.
+	if err := s.AddResults([]chat.ToolResult{benchResult(calls[1], 2), benchResult(calls[0], 1)}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Messages("r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(msgs)
+	first, last := msgs[n-2], msgs[n-1]
+	if first.Role != chat.RoleTool || first.ToolCallID != calls[0].ID || first.Name != calls[0].Name || first.Content != benchResult(calls[0], 1).Content {
+		t.Errorf("first result message = %+v, want the tool message of call %s", first, calls[0].ID)
+	}
+	if want := benchResult(calls[1], 2).Content + "\n" + render.Reminder("r2"); last.Role != chat.RoleTool || last.Content != want {
+		t.Errorf("last result message = %q, want its result and then reminder r2", last.Content)
+	}
+	s.AddUser("next")
+	msgs, err = s.Messages("r3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := msgs[len(msgs)-1].Content, render.Reminder("r3")+"\nnext"; got != want {
+		t.Errorf("new user message = %q, want %q", got, want)
+	}
+}
+
+// addChatResults gives s the results of turn's calls (benchResult) and
+// returns conv with them as tool messages.
+func addChatResults(t *testing.T, s *render.ChatSession, calls []chat.ToolCall, turn int, conv []chat.Message) []chat.Message {
+	t.Helper()
+	var rs []chat.ToolResult
+	for i, call := range calls {
+		r := benchResult(call, turn*10+i)
+		rs = append(rs, r)
+		conv = append(conv, r.Message())
+	}
+	if err := s.AddResults(rs); err != nil {
+		t.Fatal(err)
+	}
+	return conv
 }

@@ -16,6 +16,9 @@ type chatCatalog struct {
 	// own: the template's own section (TemplateTools), placed verbatim;
 	// else a catalog this package writes, after a blank line.
 	own bool
+	// toolResults: results go as tool messages the template renders
+	// (ToolSection.ToolMessages), not as one user message of text.
+	toolResults bool
 }
 
 // ownCatalog is fam's template's own tool section for a conversation whose
@@ -25,7 +28,7 @@ func ownCatalog(fam templates.Family, system string, tools []chat.Tool, now time
 	if err != nil {
 		return chatCatalog{}, err
 	}
-	return chatCatalog{text: s.Text, place: s.Place, own: true}, nil
+	return chatCatalog{text: s.Text, place: s.Place, own: true, toolResults: s.ToolMessages}, nil
 }
 
 // head returns the system messages of a chat-mode list of msgs, catalog
@@ -79,6 +82,30 @@ func assistantMessage(fam templates.Family, format string, m chat.Message) (chat
 // toolResult is a tool message as the result it carries.
 func toolResult(m chat.Message) chat.ToolResult {
 	return chat.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: m.Content, IsError: m.IsError}
+}
+
+// chatReminders puts reminders into msgs, a chat-mode list or the part of
+// it not sent before: at the end of the last tool message where tool
+// messages follow the newest user message (as raw mode's Session puts
+// them after results the template renders), else at the start of the
+// newest user message (results written as text are one). It changes msgs
+// in place.
+func chatReminders(msgs []chat.Message, reminders []string) error {
+	if len(reminders) == 0 {
+		return nil
+	}
+	i := len(msgs) - 1
+	for ; i >= 0 && msgs[i].Role != chat.RoleUser && msgs[i].Role != chat.RoleTool; i-- {
+	}
+	switch {
+	case i < 0:
+		return ErrNoUserMessage
+	case msgs[i].Role == chat.RoleTool:
+		msgs[i].Content += "\n" + strings.TrimSuffix(reminderText(reminders), "\n")
+	default:
+		msgs[i].Content = reminderText(reminders) + msgs[i].Content
+	}
+	return nil
 }
 
 // resultsMessage is one turn's results as chat mode sends them: one user

@@ -94,14 +94,18 @@
 // # Native and text formats
 //
 // In a family's native format the family's template places the catalog,
-// calls and results itself, byte-identical to the official template. In any
+// calls and results itself, byte-identical to the official template (a
+// loaded template that renders no tool messages gets each turn's results
+// as text in a user message, which it renders, rather than none). In any
 // other format (and in chat mode) the catalog goes as text at the end of the
 // system message, an assistant turn is its raw text, and the results of a
 // turn travel as one user message. Chat mode with Request.OwnCatalog (or
 // SessionConfig.OwnCatalog) sends the template's own tool section instead,
 // where TemplateTools places it: at the end of the system text, or as a
 // system message of its own before it, whichever the template renders,
-// without tools, exactly as it renders the conversation with tools.
+// without tools, exactly as it renders the conversation with tools; the
+// results are then tool messages, which the template renders its own way
+// as in raw mode.
 //
 // # Framing safety
 //

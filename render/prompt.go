@@ -3,6 +3,8 @@ package render
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolharness/toolharness/chat"
@@ -111,8 +113,10 @@ func Prompt(req Request) (string, error) {
 // the end of the system message (with OwnCatalog, the template's own tool
 // section where TemplateTools places it), an assistant turn is its raw
 // text (or its content and calls written in the format), and the results
-// of a turn are one user message. Nothing goes in a server-side tools
-// field. It converts the whole conversation; a session's turns use
+// of a turn are one user message written in the format; with OwnCatalog
+// they are tool messages, which the server's template renders as raw
+// mode's does (where it renders them: ToolSection.ToolMessages). Nothing goes
+// in a server-side tools field. It converts the whole conversation; a session's turns use
 // ChatSession, which converts only what each turn adds.
 func ChatMessages(req Request) ([]chat.Message, error) {
 	p, err := prepareText(req)
@@ -164,7 +168,10 @@ func prepare(req Request) (prepared, error) {
 	if msgs, err = WithReminders(msgs, req.Reminders...); err != nil {
 		return prepared{}, err
 	}
-	return prepared{format: format, native: true, msgs: nativeMessages(msgs), tools: req.Tools}, nil
+	if msgs, err = nativeMessages(req.Family, format, msgs); err != nil {
+		return prepared{}, err
+	}
+	return prepared{format: format, native: true, msgs: msgs, tools: req.Tools}, nil
 }
 
 func prepareText(req Request) (prepared, error) {
@@ -180,9 +187,9 @@ func prepareText(req Request) (prepared, error) {
 	if msgs, err = textMessages(msgs, req.Family, format, cat); err != nil {
 		return prepared{}, err
 	}
-	// After the conversion, so that reminders after tool results go at the
-	// start of the results message.
-	if msgs, err = WithReminders(msgs, req.Reminders...); err != nil {
+	// After the conversion, so that reminders after tool results go with
+	// the results (chatReminders).
+	if err := chatReminders(msgs, req.Reminders); err != nil {
 		return prepared{}, err
 	}
 	return prepared{format: format, msgs: msgs}, nil
@@ -240,35 +247,78 @@ func safeMessages(req Request, format string) []chat.Message {
 // nativeMessages prepares messages for a family template in its native
 // format: an assistant turn with Raw text is rendered from that text (its
 // calls are not re-serialised), and tool messages get the name of the call
-// they answer.
-func nativeMessages(msgs []chat.Message) []chat.Message {
-	out := make([]chat.Message, len(msgs))
-	copy(out, msgs)
+// they answer. A template that renders no tool messages would drop the
+// results: there each turn's results are one user message written in
+// format, as in a format this package writes.
+func nativeMessages(fam templates.Family, format string, msgs []chat.Message) ([]chat.Message, error) {
+	out := make([]chat.Message, 0, len(msgs))
+	asText := !rendersToolResults(fam)
 	var calls []chat.ToolCall
-	for i, m := range out {
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
 		switch m.Role {
 		case chat.RoleAssistant:
 			calls = m.ToolCalls
 			if m.Raw != "" {
-				out[i] = chat.Message{Role: chat.RoleAssistant, Content: m.Raw}
+				m = chat.Message{Role: chat.RoleAssistant, Content: m.Raw}
 			}
 		case chat.RoleTool:
+			if asText {
+				var results []chat.ToolResult
+				for ; i < len(msgs) && msgs[i].Role == chat.RoleTool; i++ {
+					results = append(results, toolResult(msgs[i]))
+				}
+				i--
+				rm, err := resultsMessage(format, calls, results)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, rm)
+				continue
+			}
 			if m.Name == "" {
 				for j, c := range calls {
 					if c.ID == m.ToolCallID || (m.ToolCallID == "" && j == 0) {
-						out[i].Name = c.Name
+						m.Name = c.Name
 						break
 					}
 				}
 			}
 		}
+		out = append(out, m)
 	}
-	return out
+	return out, nil
+}
+
+// toolResultsRendered caches rendersToolResults per template.
+var toolResultsRendered sync.Map // *templates.Jinja -> bool
+
+// rendersToolResults reports whether fam's template shows the text of a
+// tool message after an answer. A template that raises on the probe is
+// taken at its word: its tool messages are sent as they are, and a real
+// conversation's render says what it raises.
+func rendersToolResults(fam templates.Family) bool {
+	j := fam.Jinja()
+	if j == nil {
+		return true // the built-in families' own renderers render results
+	}
+	if v, ok := toolResultsRendered.Load(j); ok {
+		return v.(bool)
+	}
+	msgs := []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeAnswer},
+		{Role: chat.RoleTool, ToolCallID: probeCallID, Name: "probe_lookup", Content: probeResult}}
+	tools := []chat.Tool{{Name: "probe_lookup", Description: "Looks a word up.", Parameters: []byte(`{"type": "object", "properties": {"word": {"type": "string"}}}`)}}
+	text, err := fam.Render(templates.Input{Messages: msgs, Tools: tools, AddGenerationPrompt: true, Now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)})
+	shown := err != nil || strings.Contains(text, probeResult)
+	toolResultsRendered.Store(j, shown)
+	return shown
 }
 
 // textMessages turns a conversation into plain messages for a prompted
 // format: the catalog in the system messages, assistant turns as their
-// text, and each run of tool messages as one user message of results.
+// text, and each run of tool messages as one user message of results (kept
+// as tool messages, matched to their calls, where the template's own
+// section is sent and the template renders them: cat.toolResults).
 func textMessages(msgs []chat.Message, fam templates.Family, format string, cat chatCatalog) ([]chat.Message, error) {
 	out, rest := cat.head(msgs)
 	var calls []chat.ToolCall
@@ -288,6 +338,17 @@ func textMessages(msgs []chat.Message, fam templates.Family, format string, cat 
 				results = append(results, toolResult(rest[i]))
 			}
 			i--
+			if cat.toolResults {
+				// The template renders its results itself, as in raw mode.
+				ordered, err := MatchResults(calls, results)
+				if err != nil {
+					return nil, err
+				}
+				for _, r := range ordered {
+					out = append(out, r.Message())
+				}
+				continue
+			}
 			rm, err := resultsMessage(format, calls, results)
 			if err != nil {
 				return nil, err

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,12 @@ const (
 type ToolSection struct {
 	Text  string
 	Place ToolPlace
+	// ToolMessages: the template renders a tool message after the placed
+	// section, without tools, as it renders it with tools, the result's
+	// text included, so chat mode sends results as tool messages for it
+	// to render; else as text in a user message (a template that renders
+	// no tool messages would drop them).
+	ToolMessages bool
 }
 
 // ErrNoTemplateTools is returned (wrapped) by TemplateTools for a template
@@ -53,6 +60,11 @@ var ErrToolsOutsideSystem = errors.New("render: the template renders its tools o
 const (
 	probeUser    = "\u27e6toolharness-user\u27e7"
 	probeSection = "\u27e6toolharness-section\u27e7"
+	probeAnswer  = "\u27e6toolharness-answer\u27e7"
+	probeResult  = "\u27e6toolharness-result\u27e7"
+	// probeCallID is nine letters and digits, the only ids some
+	// templates (Mistral's) accept.
+	probeCallID = "probe0001"
 )
 
 // TemplateTools returns fam's template's own tool section for tools and
@@ -86,7 +98,8 @@ func TemplateTools(fam templates.Family, system string, tools []chat.Tool, now t
 	for _, l := range sectionLayouts(system) {
 		text, ok := sectionText(with, l, render)
 		if ok {
-			return ToolSection{Text: text, Place: l.place}, nil
+			results := rendersToolMessages(fam, head, l.msgs(text), tools, now)
+			return ToolSection{Text: text, Place: l.place, ToolMessages: results}, nil
 		}
 	}
 	return ToolSection{}, fmt.Errorf("%w (%s)", ErrToolsOutsideSystem, fam.Name)
@@ -126,4 +139,19 @@ func sectionText(with string, l layout, render func([]chat.Message, []chat.Tool)
 	text := with[len(before) : len(with)-len(after)]
 	got, err := render(l.msgs(text), nil)
 	return text, err == nil && got == with
+}
+
+// rendersToolMessages reports whether fam's template renders a turn's
+// result, as a tool message after an answer, the same way after the chat
+// list's system messages (list, without tools) as after the
+// conversation's (head, with tools), and shows the result's text.
+func rendersToolMessages(fam templates.Family, head, list []chat.Message, tools []chat.Tool, now time.Time) bool {
+	turn := []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeAnswer},
+		{Role: chat.RoleTool, ToolCallID: probeCallID, Name: tools[0].Name, Content: probeResult}}
+	with, err := fam.Render(templates.Input{Messages: append(slices.Clip(head), turn...), Tools: tools, AddGenerationPrompt: true, Now: now})
+	if err != nil {
+		return false
+	}
+	without, err := fam.Render(templates.Input{Messages: append(slices.Clip(list), turn...), AddGenerationPrompt: true, Now: now})
+	return err == nil && without == with && strings.Contains(with, probeResult)
 }

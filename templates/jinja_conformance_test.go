@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolharness/toolharness/chat"
 	goldenfile "github.com/toolharness/toolharness/internal/golden"
+	"github.com/toolharness/toolharness/internal/jinjaref"
 )
 
 // conformanceEntry is one template of testdata/conformance/manifest.json.
@@ -39,7 +39,7 @@ type conformanceGolden struct {
 }
 
 // conformanceNow is render.py's FIXED_NOW.
-var conformanceNow = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
+var conformanceNow = jinjaref.Now
 
 const conformanceDir = "testdata/conformance"
 
@@ -94,7 +94,7 @@ func conformanceOutcome(j *Jinja, e conformanceEntry, c conformanceConversation,
 		Now: conformanceNow, Extra: map[string]json.RawMessage{}}
 	for _, kw := range []map[string]json.RawMessage{e.Kwargs, c.Kwargs} {
 		for k, v := range kw {
-			if v, err = resolveKwarg(v, c.Tools); err != nil {
+			if v, err = jinjaref.Kwarg(v, c.Tools, jinjaref.Python{Strftime: PyStrftime, JSON: PyJSON}); err != nil {
 				return "", err
 			}
 			vars.Extra[k] = v
@@ -229,39 +229,6 @@ func setMember(o *chat.Object, key string, v any) {
 		}
 	}
 	o.Members = append(o.Members, chat.Member{Key: key, Value: v})
-}
-
-func resolveKwarg(v json.RawMessage, tools json.RawMessage) (json.RawMessage, error) {
-	var spec map[string]json.RawMessage
-	if json.Unmarshal(v, &spec) != nil {
-		return v, nil
-	}
-	if f, ok := spec["$strftime"]; ok {
-		var format string
-		if err := json.Unmarshal(f, &format); err != nil {
-			return nil, err
-		}
-		return json.Marshal(PyStrftime(format, conformanceNow))
-	}
-	if opt, ok := spec["$tools_json"]; ok {
-		var o struct{ Indent int }
-		if err := json.Unmarshal(opt, &o); err != nil {
-			return nil, err
-		}
-		if len(tools) == 0 || string(tools) == "null" {
-			return json.Marshal("")
-		}
-		ov, err := chat.DecodeOrdered(tools)
-		if err != nil {
-			return nil, err
-		}
-		s, err := PyJSON(ov, o.Indent)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(s)
-	}
-	return v, nil
 }
 
 // conformanceDeviations is testdata/conformance/deviations.json: every

@@ -13,18 +13,23 @@ var update = flag.Bool("update", false, "rewrite the goldens under testdata/chat
 
 // TestRenderChatOwnCatalog pins, byte for byte, the chat-mode list render
 // prints for models' own templates: GLM-4.5's and Qwen3's own tool
-// sections (as a system message of its own, and after the system text),
-// and the added catalog, said on stderr, of Llama 3.1 and Mistral Small
-// 3.2, whose templates render their tools outside the system message.
+// sections (as a system message of its own, and after the system text)
+// with the results as tool messages their templates render, and the added
+// catalog, said on stderr, of Llama 3.1 and Mistral Small 3.2, whose
+// templates render their tools outside the system message, with the
+// results written in its format.
 func TestRenderChatOwnCatalog(t *testing.T) {
+	toolMessage := `{"role":"tool","content":"18 C, sunny","tool_call_id":"call_1","name":"get_weather"}`
 	dir := filepath.Join("testdata", "chatcatalog")
 	conformance := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates")
 	official := filepath.Join("..", "..", "templates", "testdata", "official")
-	for _, c := range []struct{ name, file, must string }{
-		{"glm-4.5", filepath.Join(conformance, "zai-org-GLM-4.5.jinja"), "<arg_key>{arg-key-1}</arg_key>"},
-		{"qwen3", filepath.Join(official, "Qwen-Qwen3-0.6B.jinja"), "You are brief.\\n\\n# Tools"},
-		{"llama3.1", filepath.Join(official, "meta-llama-Llama-3.1-8B-Instruct.jinja"), "renders its tools outside the system message"},
-		{"mistral-small-3.2", filepath.Join(conformance, "Mistral-Small-3.2-24B-Instruct-2506.jinja"), "renders its tools outside the system message"},
+	for _, c := range []struct{ name, file, must, result string }{
+		{"glm-4.5", filepath.Join(conformance, "zai-org-GLM-4.5.jinja"), "<arg_key>{arg-key-1}</arg_key>", toolMessage},
+		{"qwen3", filepath.Join(official, "Qwen-Qwen3-0.6B.jinja"), "You are brief.\\n\\n# Tools", toolMessage},
+		{"llama3.1", filepath.Join(official, "meta-llama-Llama-3.1-8B-Instruct.jinja"), "renders its tools outside the system message",
+			`{"role":"user","content":"<tool_result name=\"get_weather\" id=\"call_1\">\n18 C, sunny\n</tool_result>"}`},
+		{"mistral-small-3.2", filepath.Join(conformance, "Mistral-Small-3.2-24B-Instruct-2506.jinja"), "renders its tools outside the system message",
+			`{"role":"user","content":"[TOOL_RESULTS]{\"call_id\": \"call_1\", \"content\": \"18 C, sunny\"}[/TOOL_RESULTS]"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, "", "render", "--mode", "chat", "--chat-template", c.file,
@@ -33,8 +38,10 @@ func TestRenderChatOwnCatalog(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			got := "stderr:\n" + stderr + "stdout:\n" + stdout
-			if !strings.Contains(got, c.must) {
-				t.Errorf("the output lacks %q:\n%s", c.must, got)
+			for _, must := range []string{c.must, c.result} {
+				if !strings.Contains(got, must) {
+					t.Errorf("the output lacks %q:\n%s", must, got)
+				}
 			}
 			golden := filepath.Join(dir, c.name+".golden")
 			if *update {
@@ -74,8 +81,11 @@ func TestRunChatOwnCatalog(t *testing.T) {
 		t.Fatalf("%d requests, want 2", len(bodies))
 	}
 	var req struct {
-		Messages []struct{ Role, Content string }
-		Tools    []any
+		Messages []struct {
+			Role, Content string
+			ToolName      string `json:"tool_name"`
+		}
+		Tools []any
 	}
 	if err := json.Unmarshal(bodies[1], &req); err != nil {
 		t.Fatal(err)
@@ -90,5 +100,9 @@ func TestRunChatOwnCatalog(t *testing.T) {
 	}
 	if m[3].Role != "assistant" || m[3].Content != call {
 		t.Errorf("the call is not sent back as written: %+v", m[3])
+	}
+	// GLM-4.5's template renders a tool message as its <|observation|> turn.
+	if m[4].Role != "tool" || m[4].ToolName != "list_dir" || strings.Contains(m[4].Content, "<tool_result") {
+		t.Errorf("the result is not a tool message for the template to render: %+v", m[4])
 	}
 }

@@ -33,7 +33,8 @@ prompt is written in one format.
 --now fixes the clock of families that print a date (default: now).
 --mode chat prints, as JSON, the message list chat mode sends: the catalog as text in the system
 message (a loaded template's own tool section where it renders one that a system message can carry),
-tool results as text messages, no server tools field.
+tool results as text messages (tool messages the template renders, with its own section), no server
+tools field.
 
 Families: ` + strings.Join(templates.Names(), ", ") + `
 Formats: ` + strings.Join(render.Formats(), ", ") + `

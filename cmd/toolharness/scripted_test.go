@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ import (
 // stallReply, as a scripted reply, streams "Working" and then nothing
 // until the client goes away: a generation to interrupt.
 const stallReply = "\x00stall"
+
+// lengthCut, before a scripted reply, ends it with done_reason "length":
+// the server's token limit cut it.
+const lengthCut = "\x00length:"
 
 // scriptedOllama is a stand-in for Ollama's API that answers generations
 // with scripted replies, in order, and keeps every request body as it
@@ -93,6 +98,10 @@ func (s *scriptedOllama) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	chatAPI := r.URL.Path == "/api/chat"
+	doneReason := "stop"
+	if rest, ok := strings.CutPrefix(reply, lengthCut); ok {
+		reply, doneReason = rest, "length"
+	}
 	chunk := func(text string, done bool) {
 		m := map[string]any{"model": "m", "created_at": time.Now().UTC().Format(time.RFC3339Nano), "done": done}
 		if chatAPI {
@@ -101,7 +110,7 @@ func (s *scriptedOllama) serve(w http.ResponseWriter, r *http.Request) {
 			m["response"] = text
 		}
 		if done {
-			m["done_reason"] = "stop"
+			m["done_reason"] = doneReason
 			m["prompt_eval_count"], m["eval_count"] = 10, 5
 		}
 		json.NewEncoder(w).Encode(m)
@@ -146,4 +155,26 @@ func toolharnessBinary(t *testing.T) string {
 		t.Fatalf("go build: %v", err)
 	}
 	return bin
+}
+
+// TestRunLengthCut: a reply the token limit cut is no answer: run exits 2
+// and says the limit, and --json says stop "length", in raw and chat mode.
+func TestRunLengthCut(t *testing.T) {
+	for _, mode := range []string{"raw", "chat"} {
+		t.Run(mode, func(t *testing.T) {
+			srv := newScriptedOllama(t, lengthCut+"The files are")
+			stdout, stderr, code := runCLI(t, "", "run", "--host", srv.URL, "--model", "m", "--template", "qwen3", "--mode", mode,
+				"--tools", "builtin:fs", "--workspace", t.TempDir(), "--json", "list the files")
+			if code != exitLimit {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitLimit, stdout, stderr)
+			}
+			var rec struct{ Stop, Answer string }
+			if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
+				t.Fatalf("%v: %s", err, stdout)
+			}
+			if rec.Stop != "length" || !strings.Contains(stderr, "token limit") {
+				t.Errorf("stop %q, stderr %q: want stop length and the limit named", rec.Stop, stderr)
+			}
+		})
+	}
 }
