@@ -308,8 +308,7 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
 		if s.pyLists && pythonList(string(w)) {
-			j := skipWS(w, 0)
-			if v, name := identParen(w, skipWS(w, j+1)); v == vYes {
+			if v, name := callAt(w, pythonStartAt(w)); v == vYes {
 				return []byte(name), true
 			}
 			return nil, false
@@ -410,13 +409,21 @@ func (p *Parser) nameKeyedCalls(vals []any, rep repairs, base int) []dcall {
 	return calls
 }
 
-// pythonList reports whether body is a list whose first element is a
-// Python call ("[get_weather(" after whitespace), not a JSON object.
+// pythonList reports whether body holds Python calls, not JSON: a list
+// whose first element is a call ("[get_weather(" after whitespace), a
+// tuple of calls, or a call without either; the call may be quoted or
+// have its name quoted (callAt).
 func pythonList(body string) bool {
-	j := skipWS(body, 0)
-	if j >= len(body) || body[j] != '[' {
-		return false
-	}
-	v, _ := identParen([]byte(body), skipWS(body, j+1))
+	v, _ := callAt([]byte(body), pythonStartAt(body))
 	return v == vYes
+}
+
+// pythonStartAt is where the first call of Python calls starts in body:
+// after the opening bracket of a list or a tuple, if there is one.
+func pythonStartAt[T text](body T) int {
+	j := skipWS(body, 0)
+	if j < len(body) && (body[j] == '[' || body[j] == '(') {
+		j = skipWS(body, j+1)
+	}
+	return j
 }

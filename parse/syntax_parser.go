@@ -308,6 +308,20 @@ func (b *block) confirmSyntax(eof bool) verdict {
 		if buf[k] != '{' && list && s.pyLists {
 			return b.pythonCall(buf, k, j)
 		}
+		if !list && buf[k] != '{' && s.pyLists && b.op.kind != kPrefix {
+			// Python calls outside a list, read as pythonList reads
+			// them: a tuple (f(a=1), g()), a quoted call, a bare call.
+			if buf[k] == '(' {
+				if k = skipWS(buf, k+1); k >= len(buf) {
+					return vMore
+				}
+			}
+			v, name := callAt(buf, k)
+			if v == vYes {
+				b.name = name
+			}
+			return v
+		}
 		if buf[k] != '{' {
 			return vNo
 		}
@@ -345,6 +359,10 @@ func (b *block) confirmSyntax(eof bool) verdict {
 // value a kPrefix block tracks starts at j.
 func (b *block) pythonCall(buf []byte, k, j int) verdict {
 	v, name := identParen(buf, k)
+	if b.op.syn.pyLists {
+		// A JSON list body's Python list may quote a call or its name.
+		v, name = callAt(buf, k)
+	}
 	if v == vYes {
 		b.name = name
 		if b.op.kind == kPrefix {
