@@ -217,7 +217,7 @@ func TestBraceShortAtTheEnd(t *testing.T) {
 // contents it leaves alone.
 func TestBalanceBrackets(t *testing.T) {
 	for _, tc := range []struct {
-		in, want string
+		in, want  string
 		added, ok bool
 	}{
 		{`{"a": {"b": 1}`, `{"a": {"b": 1}}`, true, true},
@@ -227,9 +227,9 @@ func TestBalanceBrackets(t *testing.T) {
 		{`[{"a": {"b": "]"}]`, `[{"a": {"b": "]"}}]`, true, true},
 		{`[{"a": {"b": 1}]}`, `[{"a": {"b": 1}}]`, true, true},
 		{`[{"a": [{"b": {"c": {"d": 1}]`, "", false, false}, // more than three short
-		{`{"a": [1}`, "", false, false},                       // a '}' where a ']' is open
-		{`{"a": 1}`, "", false, false},                        // balanced
-		{`{"a": "b`, "", false, false},                        // ends inside a string
+		{`{"a": [1}`, "", false, false},                     // a '}' where a ']' is open
+		{`{"a": 1}`, "", false, false},                      // balanced
+		{`{"a": "b`, "", false, false},                      // ends inside a string
 	} {
 		got, added, ok := balanceBrackets(tc.in)
 		if got != tc.want || added != tc.added || ok != tc.ok {
