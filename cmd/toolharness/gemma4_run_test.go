@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,8 @@ import (
 // (testdata/reconstructed in package derive) against a scripted server:
 // the model's two calls in Gemma 4's syntax (<|"|> quote tokens, bare
 // keys) run, their results go back in the template's own tool-response
-// turn, and the answer after them is the reply.
+// turn, and the answer after them is the reply; the server is asked to
+// stop at the template's derived role marker.
 func TestRunChatTemplateGemma4(t *testing.T) {
 	tmpl := filepath.Join("..", "..", "derive", "testdata", "reconstructed", "gemma-4-it.jinja")
 	first := `<|tool_call>call:read_file{path:<|"|>notes.txt<|"|>}<tool_call|>` +
@@ -34,10 +36,20 @@ func TestRunChatTemplateGemma4(t *testing.T) {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
 	var second struct {
-		Prompt string `json:"prompt"`
+		Prompt  string `json:"prompt"`
+		Options struct {
+			Stop []string `json:"stop"`
+		} `json:"options"`
 	}
 	if err := json.Unmarshal(reqs[1], &second); err != nil {
 		t.Fatal(err)
+	}
+	// The template's own role marker, derived, and the plain-text ones
+	// stop a model that would write the next turn itself.
+	for _, want := range []string{"<|turn>user", "\nUser:", "\n### Instruction"} {
+		if !slices.Contains(second.Options.Stop, want) {
+			t.Errorf("stop strings %q lack %q", second.Options.Stop, want)
+		}
 	}
 	for _, want := range []string{first, "NOTES-TEXT", "TODO-TEXT", "<|tool_response>"} {
 		if !strings.Contains(second.Prompt, want) {
