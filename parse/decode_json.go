@@ -146,7 +146,7 @@ func balanceBrackets(content string) (fixed string, added, ok bool) {
 			// A ']' where a '}' is open: the object inside the list was
 			// left a brace short ([{"name": …, "arguments": {…}]), and
 			// its closers go before the ']'.
-			for c == ']' && open[len(open)-1] == '}' && slices.Contains(open, ']') && n < maxExtraClosers {
+			for c == ']' && n < maxExtraClosers && open[len(open)-1] == '}' && slices.Contains(open, ']') {
 				inserted = append(append(inserted, strings.TrimRight(content[from:i], " \t\r\n")...), '}')
 				from, n = i, n+1
 				open = open[:len(open)-1]
