@@ -137,6 +137,13 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 		}
 		return p.decodeJSONKeys(body, base, s.keys, s.Body == BodyJSONList)
 	case BodyPython, BodyPythonList:
+		if s.jsonLists && jsonCalls(body) {
+			calls, err := p.decodeJSONKeys(body, base, objectKeys{name: "name", args: "arguments"}, true)
+			for i := range calls {
+				calls[i].repairs |= rJSONCall
+			}
+			return calls, err
+		}
 		return p.decodePythonic(body, base)
 	}
 	h, v := s.head([]byte(body), true)
@@ -315,6 +322,9 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 		}
 		return jsonNameKey(w, s.keys.name)
 	case BodyPython, BodyPythonList:
+		if s.jsonLists && jsonCalls(w) {
+			return jsonNameKey(w, "name")
+		}
 		j := skipWS(w, 0)
 		if j < len(w) && w[j] == '[' {
 			j = skipWS(w, j+1)
@@ -416,6 +426,16 @@ func (p *Parser) nameKeyedCalls(vals []any, rep repairs, base int) []dcall {
 func pythonList(body string) bool {
 	v, _ := callAt([]byte(body), pythonStartAt(body))
 	return v == vYes
+}
+
+// jsonCalls reports whether body holds JSON call objects, not Python
+// calls: an object, or a list whose first element is one.
+func jsonCalls[T text](body T) bool {
+	j := skipWS(body, 0)
+	if j < len(body) && body[j] == '[' {
+		j = skipWS(body, j+1)
+	}
+	return j < len(body) && body[j] == '{'
 }
 
 // pythonStartAt is where the first call of Python calls starts in body:

@@ -145,7 +145,7 @@ func TestFidelityClasses(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"tuple_value", "expression_value", "bare_identifier", "unescaped_quotes", "quoted_call",
-		"quoted_name", "tuple_list", "line_continuation", "overran_turn", "missing_braces", "code_fence", "lfm2_markers", "gemma4_quote_tokens"} {
+		"quoted_name", "tuple_list", "line_continuation", "overran_turn", "missing_braces", "code_fence", "lfm2_markers", "gemma4_quote_tokens", "json_call"} {
 		if !classes[want] {
 			t.Errorf("no case of class %s in testdata/fidelity.jsonl", want)
 		}
@@ -226,6 +226,9 @@ func TestBalanceBrackets(t *testing.T) {
 		{`[{"a": {"b": 1}` + "\n]", `[{"a": {"b": 1}}]`, true, true},
 		{`[{"a": {"b": "]"}]`, `[{"a": {"b": "]"}}]`, true, true},
 		{`[{"a": {"b": 1}]}`, `[{"a": {"b": 1}}]`, true, true},
+		{`[{"a": {"b": 1}}}]`, `[{"a": {"b": 1}}]`, false, true},
+		{`[{"a": 1}}, {"b": 2}}]`, `[{"a": 1}, {"b": 2}]`, false, true},
+		{`{"x": [{"a": 1}}]}`, "", false, false},            // a '}' where a ']' and a '}' are open: which is short is not known
 		{`[{"a": [{"b": {"c": {"d": 1}]`, "", false, false}, // more than three short
 		{`{"a": [1}`, "", false, false},                     // a '}' where a ']' is open
 		{`{"a": 1}`, "", false, false},                      // balanced
