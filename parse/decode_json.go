@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/toolharness/toolharness/chat"
@@ -112,11 +113,17 @@ func readValues(content string, strict bool) ([]any, repairs, error) {
 // are not and at most maxExtraClosers are missing at the end or left over
 // after the value: the closers still open are added, in order, and
 // closers after the value has closed (only brackets and whitespace
-// follow) are dropped; added says which. ok is false when content is
-// balanced, ends inside a string, or has a closer that does not match its
-// opener.
+// follow) are dropped; added says which. A ']' met while an object
+// inside the list is open gets the object's missing closers before it
+// (added), and a '}' met while only lists are open is dropped. ok is
+// false when content is balanced, ends inside a string, or has another
+// closer that does not match its opener.
 func balanceBrackets(content string) (fixed string, added, ok bool) {
 	var open []byte
+	// inserted holds content up to i with the closers a mismatched
+	// closer showed missing; nil while none was.
+	var inserted []byte
+	from, n, grew := 0, 0, false
 	for i := 0; i < len(content); i++ {
 		switch c := content[i]; c {
 		case '"', '\'':
@@ -135,7 +142,22 @@ func balanceBrackets(content string) (fixed string, added, ok bool) {
 				if rest != "" || strings.Count(content[i:], "}")+strings.Count(content[i:], "]") > maxExtraClosers {
 					return "", false, false
 				}
-				return content[:i], false, true
+				return string(append(inserted, content[from:i]...)), grew, true
+			}
+			// A ']' where a '}' is open: the object inside the list was
+			// left a brace short ([{"name": …, "arguments": {…}]), and
+			// its closers go before the ']'.
+			for c == ']' && n < maxExtraClosers && open[len(open)-1] == '}' && slices.Contains(open, ']') {
+				inserted = append(append(inserted, strings.TrimRight(content[from:i], " \t\r\n")...), '}')
+				from, n, grew = i, n+1, true
+				open = open[:len(open)-1]
+			}
+			// A '}' where only lists are open: one too many after a
+			// call object in a list ([{…}}}]), dropped.
+			if c == '}' && n < maxExtraClosers && open[len(open)-1] == ']' && !slices.Contains(open, '}') {
+				inserted = append(inserted, content[from:i]...)
+				from, n = i+1, n+1
+				continue
 			}
 			if open[len(open)-1] != c {
 				return "", false, false
@@ -143,7 +165,13 @@ func balanceBrackets(content string) (fixed string, added, ok bool) {
 			open = open[:len(open)-1]
 		}
 	}
-	if len(open) == 0 || len(open) > maxExtraClosers {
+	if n > 0 {
+		content = string(append(inserted, content[from:]...))
+	}
+	if len(open) == 0 && n > 0 {
+		return content, grew, true
+	}
+	if len(open) == 0 || len(open)+n > maxExtraClosers {
 		return "", false, false
 	}
 	b := []byte(strings.TrimRight(content, " \t\r\n"))

@@ -137,6 +137,13 @@ func (p *Parser) decodeSyntaxBody(s *synSpec, body string, base int) ([]dcall, *
 		}
 		return p.decodeJSONKeys(body, base, s.keys, s.Body == BodyJSONList)
 	case BodyPython, BodyPythonList:
+		if s.jsonLists && jsonCalls(body) {
+			calls, err := p.decodeJSONKeys(body, base, objectKeys{name: "name", args: "arguments"}, true)
+			for i := range calls {
+				calls[i].repairs |= rJSONCall
+			}
+			return calls, err
+		}
 		return p.decodePythonic(body, base)
 	}
 	h, v := s.head([]byte(body), true)
@@ -308,14 +315,16 @@ func (s *synSpec) syntaxName(w []byte, section bool) ([]byte, bool) {
 	switch s.Body {
 	case BodyJSON, BodyJSONList:
 		if s.pyLists && pythonList(string(w)) {
-			j := skipWS(w, 0)
-			if v, name := identParen(w, skipWS(w, j+1)); v == vYes {
+			if v, name := callAt(w, pythonStartAt(w)); v == vYes {
 				return []byte(name), true
 			}
 			return nil, false
 		}
 		return jsonNameKey(w, s.keys.name)
 	case BodyPython, BodyPythonList:
+		if s.jsonLists && jsonCalls(w) {
+			return jsonNameKey(w, "name")
+		}
 		j := skipWS(w, 0)
 		if j < len(w) && w[j] == '[' {
 			j = skipWS(w, j+1)
@@ -410,13 +419,31 @@ func (p *Parser) nameKeyedCalls(vals []any, rep repairs, base int) []dcall {
 	return calls
 }
 
-// pythonList reports whether body is a list whose first element is a
-// Python call ("[get_weather(" after whitespace), not a JSON object.
+// pythonList reports whether body holds Python calls, not JSON: a list
+// whose first element is a call ("[get_weather(" after whitespace), a
+// tuple of calls, or a call without either; the call may be quoted or
+// have its name quoted (callAt).
 func pythonList(body string) bool {
-	j := skipWS(body, 0)
-	if j >= len(body) || body[j] != '[' {
-		return false
-	}
-	v, _ := identParen([]byte(body), skipWS(body, j+1))
+	v, _ := callAt([]byte(body), pythonStartAt(body))
 	return v == vYes
+}
+
+// jsonCalls reports whether body holds JSON call objects, not Python
+// calls: an object, or a list whose first element is one.
+func jsonCalls[T text](body T) bool {
+	j := skipWS(body, 0)
+	if j < len(body) && body[j] == '[' {
+		j = skipWS(body, j+1)
+	}
+	return j < len(body) && body[j] == '{'
+}
+
+// pythonStartAt is where the first call of Python calls starts in body:
+// after the opening bracket of a list or a tuple, if there is one.
+func pythonStartAt[T text](body T) int {
+	j := skipWS(body, 0)
+	if j < len(body) && (body[j] == '[' || body[j] == '(') {
+		j = skipWS(body, j+1)
+	}
+	return j
 }

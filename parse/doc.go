@@ -247,10 +247,12 @@
 // anywhere is bare_identifier), unescaped_quotes ('f(a='x')': a quoted
 // call whose inner quotes are of the same kind), quoted_name
 // ('f'(a=1)), tuple_list ((f(a=1), g(b=2))), line_continuation (a
-// backslash at the end of a line between calls or arguments). A
-// quoted call alone at the start of a reply is quoted_call and
-// missing_brackets. A call object a bracket or two short or over before
-// its closing tag is closed there (missing_braces). With a
+// backslash at the end of a line between calls or arguments);
+// json_call (JSON call objects where the syntax writes Python calls:
+// LFM2's markers around a JSON list). A quoted call alone at the start
+// of a reply is quoted_call and missing_brackets. A call object a
+// bracket or two short or over before its closing tag, or before the
+// ']' of its list, is closed there (missing_braces). With a
 // catalog, a repaired block is only taken as a call when it names a
 // registered tool; otherwise it stays content. Options.Strict disables
 // every repair.

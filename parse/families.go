@@ -55,6 +55,9 @@ type family struct {
 	// tentative: the marker is no special token, so a block it opens
 	// is text unless it holds a call (opener.tentative).
 	tentative bool
+	// jsonLists: leniently, its Python body may be JSON call objects
+	// (synSpec.jsonLists).
+	jsonLists bool
 }
 
 var deepseekFamily = family{
@@ -149,7 +152,8 @@ var aprielFamily = family{
 // <|tool_call_start|>[f(a=1)]<|tool_call_end|>, what LFM2 models write
 // whatever their template says.
 var lfm2Family = family{
-	syn: Syntax{Label: "lfm2", CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyPythonList},
+	syn:       Syntax{Label: "lfm2", CallOpen: "<|tool_call_start|>", CallClose: "<|tool_call_end|>", Body: BodyPythonList},
+	jsonLists: true,
 }
 
 // familiesOf returns the syntaxes of a named format built on them.
@@ -194,22 +198,23 @@ func familyOpeners(format string, lenient bool) []opener {
 				ops = append(ops, op)
 			}
 		}
-		add(f.spec(nil).openers(lenient), 0)
+		add(f.spec(nil, lenient).openers(lenient), 0)
 		if !lenient {
 			continue
 		}
 		for _, sp := range f.spellings {
-			add(f.spec(strings.NewReplacer(sp...)).openers(lenient), rMarkerSpelling)
+			add(f.spec(strings.NewReplacer(sp...), lenient).openers(lenient), rMarkerSpelling)
 		}
 	}
 	return ops
 }
 
 // spec prepares the family's syntax, its markers respelled by r (nil:
-// as written).
-func (f family) spec(r *strings.Replacer) *synSpec {
+// as written), for a lenient or a strict parser.
+func (f family) spec(r *strings.Replacer, lenient bool) *synSpec {
 	knobs := func(s *synSpec) *synSpec {
 		s.headID, s.tight, s.gemma, s.notNames, s.typeAttr = f.headID, f.tight, f.gemma, f.notNames, f.typeAttr
+		s.jsonLists = lenient && f.jsonLists
 		return s
 	}
 	sp := knobs(newSynSpec(respell(f.syn, r)))

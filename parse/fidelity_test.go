@@ -26,6 +26,35 @@ type fidelityCase struct {
 	WantCalls   []string `json:"want_calls"`
 	WantContent string   `json:"want_content"`
 	WantEndTurn bool     `json:"want_end_turn"`
+	// WantCallsIn overrides WantCalls for a format that reads the calls
+	// with other repairs (a derived JSON syntax reading Python calls
+	// adds pythonic_call).
+	WantCallsIn map[string][]string `json:"want_calls_in"`
+}
+
+// fidelitySyntaxes are the derived syntaxes a case may name as a format
+// ("syntax:NAME"): the syntax derived from llama.cpp's LFM2 template,
+// which writes a JSON list, and Gemma 4's.
+var fidelitySyntaxes = map[string]Syntax{"lfm2-json": lfm2JSONSyntax, "gemma4": gemma4Syntax}
+
+// fidelityParser is New for a named format, NewSyntax for "syntax:NAME".
+func fidelityParser(t testing.TB, format string, opts Options) *Parser {
+	t.Helper()
+	var p *Parser
+	var err error
+	if name, ok := strings.CutPrefix(format, "syntax:"); ok {
+		syn, known := fidelitySyntaxes[name]
+		if !known {
+			t.Fatalf("unknown syntax %q", name)
+		}
+		p, err = NewSyntax(syn, opts)
+	} else {
+		p, err = New(format, opts)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func loadFidelity(t testing.TB) ([]fidelityCase, []chat.Tool) {
@@ -65,12 +94,12 @@ func TestFidelityClasses(t *testing.T) {
 		for _, format := range c.Formats {
 			t.Run(c.ID+"/"+format, func(t *testing.T) {
 				opts := Options{Tools: tools}
-				whole := merged(collect(t, format, opts, []string{c.Raw}))
+				whole := merged(run(fidelityParser(t, format, opts), []string{c.Raw}))
 				if got := reconstruct(whole); got != c.Raw {
 					t.Fatalf("bytes lost or added:\n%s", cmp.Diff(c.Raw, got))
 				}
 				for n := 1; n <= 7; n++ {
-					if d := cmp.Diff(whole, merged(collect(t, format, opts, chunked(c.Raw, n)))); d != "" {
+					if d := cmp.Diff(whole, merged(run(fidelityParser(t, format, opts), chunked(c.Raw, n)))); d != "" {
 						t.Fatalf("chunks of %d differ (-whole +chunked):\n%s", n, d)
 					}
 				}
@@ -82,8 +111,18 @@ func TestFidelityClasses(t *testing.T) {
 				}
 				got := viewOf(r)
 				want := view{Content: c.WantContent, Calls: c.WantCalls}
+				if calls, ok := c.WantCallsIn[format]; ok {
+					want.Calls = calls
+				}
+				if len(want.Calls) == 0 {
+					want.Calls = nil
+				}
 				if d := cmp.Diff(want, got); d != "" {
 					t.Errorf("(-want +got):\n%s", d)
+				}
+				// Without a catalog, the shape alone decides the reading.
+				if d := cmp.Diff(want, viewOf(resultOf(run(fidelityParser(t, format, Options{}), []string{c.Raw})))); d != "" {
+					t.Errorf("without the catalog (-want +got):\n%s", d)
 				}
 				if (r.EndTurn != nil) != c.WantEndTurn {
 					t.Fatalf("end of turn %v, want %v", r.EndTurn, c.WantEndTurn)
@@ -106,7 +145,7 @@ func TestFidelityClasses(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"tuple_value", "expression_value", "bare_identifier", "unescaped_quotes", "quoted_call",
-		"quoted_name", "tuple_list", "line_continuation", "overran_turn", "missing_braces", "code_fence", "lfm2_markers"} {
+		"quoted_name", "tuple_list", "line_continuation", "overran_turn", "missing_braces", "code_fence", "lfm2_markers", "gemma4_quote_tokens", "json_call"} {
 		if !classes[want] {
 			t.Errorf("no case of class %s in testdata/fidelity.jsonl", want)
 		}
@@ -119,9 +158,12 @@ func TestFidelityStrict(t *testing.T) {
 	cases, tools := loadFidelity(t)
 	for _, c := range cases {
 		for _, format := range c.Formats {
-			r, err := String(format, c.Raw, Options{Tools: tools, Strict: true})
-			if err != nil {
-				t.Fatal(err)
+			evs := run(fidelityParser(t, format, Options{Tools: tools, Strict: true}), []string{c.Raw})
+			r := resultOf(evs)
+			for _, e := range evs {
+				if e.Type == EventEndTurn {
+					r.EndTurn = e.Err
+				}
 			}
 			for _, call := range r.Calls {
 				if len(call.Repairs) > 0 {
@@ -167,6 +209,34 @@ func TestBraceShortAtTheEnd(t *testing.T) {
 			if d := cmp.Diff(view{Errors: []string{"truncated"}}, viewOf(r)); d != "" {
 				t.Errorf("%s %q (-want +got):\n%s", format, in, d)
 			}
+		}
+	}
+}
+
+// TestBalanceBrackets: the closers missing_braces adds or drops, and the
+// contents it leaves alone.
+func TestBalanceBrackets(t *testing.T) {
+	for _, tc := range []struct {
+		in, want  string
+		added, ok bool
+	}{
+		{`{"a": {"b": 1}`, `{"a": {"b": 1}}`, true, true},
+		{`{"a": {"b": 1}}}` + "\n", `{"a": {"b": 1}}`, false, true},
+		{`[{"a": {"b": 1}]`, `[{"a": {"b": 1}}]`, true, true},
+		{`[{"a": {"b": 1}` + "\n]", `[{"a": {"b": 1}}]`, true, true},
+		{`[{"a": {"b": "]"}]`, `[{"a": {"b": "]"}}]`, true, true},
+		{`[{"a": {"b": 1}]}`, `[{"a": {"b": 1}}]`, true, true},
+		{`[{"a": {"b": 1}}}]`, `[{"a": {"b": 1}}]`, false, true},
+		{`[{"a": 1}}, {"b": 2}}]`, `[{"a": 1}, {"b": 2}]`, false, true},
+		{`{"x": [{"a": 1}}]}`, "", false, false},            // a '}' where a ']' and a '}' are open: which is short is not known
+		{`[{"a": [{"b": {"c": {"d": 1}]`, "", false, false}, // more than three short
+		{`{"a": [1}`, "", false, false},                     // a '}' where a ']' is open
+		{`{"a": 1}`, "", false, false},                      // balanced
+		{`{"a": "b`, "", false, false},                      // ends inside a string
+	} {
+		got, added, ok := balanceBrackets(tc.in)
+		if got != tc.want || added != tc.added || ok != tc.ok {
+			t.Errorf("%q: %q %v %v, want %q %v %v", tc.in, got, added, ok, tc.want, tc.added, tc.ok)
 		}
 	}
 }

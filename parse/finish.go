@@ -232,6 +232,16 @@ func (p *Parser) decodeToolCall(content string, base int) ([]dcall, *Error) {
 		if v, _ := callAt([]byte(t), skipWS(t, 1)); v == vYes {
 			first = 3
 		}
+	case t != "" && (t[0] == '(' || t[0] == '\'' || t[0] == '"') && readers == 4:
+		// A tuple of calls, a call quoted as a string or one whose name
+		// is quoted: (f(a=1), g()), 'f(a=1)', 'f'(a=1).
+		j := 0
+		if t[0] == '(' {
+			j = skipWS(t, 1)
+		}
+		if v, _ := callAt([]byte(t), j); v == vYes {
+			first = 3
+		}
 	case t != "" && t[0] != '{' && t[0] != '[' && t[0] != '"' && t[0] != '\'':
 		if _, ok := glmName([]byte(t)); ok {
 			first = 2

@@ -112,6 +112,16 @@ func fuzzMode(format string, flags uint8, k uint64) (uint8, uint64) {
 	return flags, uint64(shift)<<56 | k&(1<<48-1)
 }
 
+// fuzzSyntaxMode gives the mode and seed that run syn, one of
+// fuzzSyntaxes, with flags and chunking seed k.
+func fuzzSyntaxMode(f *testing.F, syn Syntax, flags uint8, k uint64) (uint8, uint64) {
+	i := slices.IndexFunc(fuzzSyntaxes(), func(s Syntax) bool { return cmp.Equal(s, syn) })
+	if i < 0 {
+		f.Fatalf("syntax %+v is not among fuzzSyntaxes", syn)
+	}
+	return flags | 0x80, uint64(i)<<48 | k&(1<<48-1)
+}
+
 func fuzzTools(f *testing.F) []chat.Tool {
 	return corpusTools(f, "mikeveerman_raw.jsonl")
 }
@@ -172,6 +182,9 @@ func FuzzChunkInvariance(f *testing.F) {
 		for _, format := range c.Formats {
 			for _, flags := range []uint8{0x00, 0x10, 0x20, 0x30} {
 				mode, seed := fuzzMode(format, flags, uint64(k))
+				if name, ok := strings.CutPrefix(format, "syntax:"); ok {
+					mode, seed = fuzzSyntaxMode(f, fidelitySyntaxes[name], flags, uint64(k))
+				}
 				f.Add(c.Raw, seed, mode)
 			}
 		}

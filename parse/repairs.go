@@ -33,6 +33,7 @@ const (
 	rQuotedName
 	rTupleList
 	rLineContinuation
+	rJSONCall
 
 	// rAddedClosers marks a call whose missing_braces repair added
 	// closing brackets: at the end of the output without its closing
@@ -49,6 +50,7 @@ var repairNames = [...]string{
 	"missing_brackets", "markdown_escape", "quoted_call", "bare_identifier",
 	"marker_spelling", "quoted_string", "tuple_value", "expression_value",
 	"unescaped_quotes", "quoted_name", "tuple_list", "line_continuation",
+	"json_call",
 }
 
 // RepairKinds returns every repair kind a call can carry.

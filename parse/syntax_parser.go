@@ -47,6 +47,12 @@ type synSpec struct {
 	// such as LFM2 under llama.cpp's template, writes Python ones). Set
 	// by NewSyntax when lenient.
 	pyLists bool
+	// jsonLists: a Python body may also be JSON call objects, a list of
+	// them or one, read with the repair json_call (LFM2's markers around
+	// the JSON list llama.cpp's LFM2 template renders). Set when lenient
+	// by NewSyntax for a syntax with a call marker, and for LFM2's
+	// family.
+	jsonLists bool
 
 	// The knobs below are set by the named formats built on a Syntax
 	// (families.go); a syntax from NewSyntax has none of them.
@@ -129,6 +135,7 @@ func NewSyntax(s Syntax, opts Options) (*Parser, error) {
 	}
 	sp := newSynSpec(s)
 	sp.pyLists = !opts.Strict && (s.Body == BodyJSON || s.Body == BodyJSONList) && !s.NameAsKey
+	sp.jsonLists = !opts.Strict && (s.Body == BodyPython || s.Body == BodyPythonList) && s.CallOpen != ""
 	p := newParser(s.label(), opts, compile(s.label(), sp.openers(!opts.Strict), opts))
 	// The syntax's reasoning block, <think> unless it names one (and
 	// not the blocks of the format its label may spell).
@@ -308,6 +315,20 @@ func (b *block) confirmSyntax(eof bool) verdict {
 		if buf[k] != '{' && list && s.pyLists {
 			return b.pythonCall(buf, k, j)
 		}
+		if !list && buf[k] != '{' && s.pyLists && b.op.kind != kPrefix {
+			// Python calls outside a list, read as pythonList reads
+			// them: a tuple (f(a=1), g()), a quoted call, a bare call.
+			if buf[k] == '(' {
+				if k = skipWS(buf, k+1); k >= len(buf) {
+					return vMore
+				}
+			}
+			v, name := callAt(buf, k)
+			if v == vYes {
+				b.name = name
+			}
+			return v
+		}
 		if buf[k] != '{' {
 			return vNo
 		}
@@ -318,6 +339,9 @@ func (b *block) confirmSyntax(eof bool) verdict {
 	case BodyPython, BodyPythonList:
 		if buf[k] == '[' {
 			k = skipWS(buf, k+1)
+		}
+		if s.jsonLists && b.op.kind != kPrefix && k < len(buf) && buf[k] == '{' {
+			return callishKey(buf, k, "name")
 		}
 		return b.pythonCall(buf, k, j)
 	}
@@ -345,6 +369,10 @@ func (b *block) confirmSyntax(eof bool) verdict {
 // value a kPrefix block tracks starts at j.
 func (b *block) pythonCall(buf []byte, k, j int) verdict {
 	v, name := identParen(buf, k)
+	if b.op.syn.pyLists {
+		// A JSON list body's Python list may quote a call or its name.
+		v, name = callAt(buf, k)
+	}
 	if v == vYes {
 		b.name = name
 		if b.op.kind == kPrefix {

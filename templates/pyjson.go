@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolharness/toolharness/chat"
@@ -175,17 +176,43 @@ func writeRepr(b *strings.Builder, v any) {
 		}
 		b.WriteByte(']')
 	case string:
-		q := "'"
-		if strings.Contains(x, "'") && !strings.Contains(x, `"`) {
-			q = `"`
-		}
-		r := strings.ReplaceAll(x, `\`, `\\`)
-		if q == "'" {
-			r = strings.ReplaceAll(r, "'", `\'`)
-		}
-		r = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(r)
-		b.WriteString(q + r + q)
+		writeReprString(b, x)
 	default:
 		b.WriteString(PyStr(v))
 	}
+}
+
+// writeReprString writes Python's repr() of a string: in single quotes
+// unless it holds one and no double quote, and with what str.isprintable
+// rejects (control characters, U+00A0 and the other non-ASCII spaces,
+// format characters such as U+200B, line and paragraph separators)
+// escaped as \xhh, \uhhhh or \Uhhhhhhhh.
+func writeReprString(b *strings.Builder, s string) {
+	q := '\''
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		q = '"'
+	}
+	b.WriteRune(q)
+	for _, r := range s {
+		switch {
+		case r == q || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(b, `\U%08x`, r)
+		}
+	}
+	b.WriteRune(q)
 }
