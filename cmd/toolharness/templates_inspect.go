@@ -168,7 +168,7 @@ func chatTemplateParsers(c *cli.Context, path string, thinkOpen bool) (parserFac
 	}
 	t, err := source.Load(path, source.Options{Tools: true})
 	if err != nil {
-		return nil, false, fmt.Errorf("parse: --chat-template: %w", err)
+		return nil, false, templateLoadError("--chat-template", path, err)
 	}
 	// --template-var may change the syntax (xml_tools), --eos its end.
 	tmpl, err := templateWithFlags(c, t)
