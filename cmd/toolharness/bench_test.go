@@ -107,17 +107,19 @@ func TestBenchCorpusStdin(t *testing.T) {
 }
 
 func TestBenchErrors(t *testing.T) {
+	emptyDir := t.TempDir()
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"bench", "corpus", "--format", "nope", "--in", shippedCorpus}, "nope"},
 		{[]string{"bench", "corpus", "--in", "/does/not/exist"}, "no such file"},
-		{[]string{"bench", "report", t.TempDir()}, "no such file"},
+		{[]string{"bench", "report", "/does/not/exist"}, "toolharness: bench report: /does/not/exist: no such file or directory\n"},
+		{[]string{"bench", "report", emptyDir}, "toolharness: bench report: " + emptyDir + " has no results.jsonl: give the --out directory of a bench run or compare\n"},
 		{[]string{"bench", "report"}, "exactly one results directory"},
 		{[]string{"bench", "run", "--models", "m", "--modes", "bogus"}, `--modes "bogus"`},
 		{[]string{"bench", "run", "--models", "m", "--endpoint", "http://h#x"}, "positive number"},
-		{[]string{"compare", "--model", "m", "--from", t.TempDir()}, "no such file"},
+		{[]string{"compare", "--model", "m", "--from", emptyDir}, "toolharness: compare: --from " + emptyDir + " has no results.jsonl: give the --out directory of a bench run or compare\n"},
 	}
 	for _, tt := range tests {
 		_, errOut, code := benchCLI(t, "", tt.args...)
