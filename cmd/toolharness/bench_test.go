@@ -300,3 +300,17 @@ func TestBenchResumeRefusesOtherFlags(t *testing.T) {
 		t.Errorf("--formats auto:\n%s", stderr)
 	}
 }
+
+// TestCompareFromMissListsModels: compare --from DIR --model X, where DIR
+// has no results for X, names the models it has.
+func TestCompareFromMissListsModels(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := benchCLI(t, "", "bench", "corpus", "--in", shippedCorpus, "--out", dir); code != 0 {
+		t.Fatalf("bench corpus: exit %d: %s", code, errOut)
+	}
+	_, errOut, code := benchCLI(t, "", "compare", "--model", "nosuch", "--from", dir)
+	want := "toolharness: compare: " + dir + ` has no results for model "nosuch"; it has Qwen/Qwen2.5-Coder-14B-Instruct, `
+	if code != 1 || !strings.HasPrefix(errOut, want) || !strings.Contains(errOut, ", qwen3:4b, ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
