@@ -144,17 +144,6 @@ func deviationNames(t *templates.Jinja) []string {
 	return names
 }
 
-// loadChatTemplateFile loads and compiles a model's chat template from a
-// .jinja file, a tokenizer_config.json, an HF model folder or a .gguf file
-// (templates/source), preferring a tool_use variant.
-func loadChatTemplateFile(path string, stdin io.Reader) (*templates.Jinja, error) {
-	t, err := source.Load(path, source.Options{Tools: true, Stdin: stdin})
-	if err != nil {
-		return nil, err
-	}
-	return t.Compile()
-}
-
 // chatTemplateParsers derives the call syntax of the chat template at path
 // and returns its parser factory, and whether the prompt opens reasoning.
 // --format cannot be given with it: the template decides the syntax.
