@@ -307,12 +307,18 @@ func modelTemplate(c *cli.Context, model string) (*templates.Jinja, error) {
 
 // templateLoadError is a template file that could not be loaded, in the
 // user's terms: the flag, the file and the cause, without the chain of
-// package prefixes ("source: stat FILE: …") a missing file carries.
+// package prefixes ("source: stat FILE: …") a missing file or one that is
+// no template carries.
 func templateLoadError(flag, path string, err error) error {
 	var pe *fs.PathError
+	var nt *source.NotTemplateError
 	switch {
 	case errors.As(err, &pe):
 		return fmt.Errorf("%s: %w", strings.TrimSpace(flag+" "+path), pe.Err)
+	case errors.As(err, &nt) && flag != "":
+		return fmt.Errorf("%s: %s", flag, nt.Reason)
+	case errors.As(err, &nt):
+		return errors.New(nt.Reason)
 	case flag != "":
 		return fmt.Errorf("%s: %w", flag, err)
 	}
