@@ -101,6 +101,13 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 		if _, err := templates.Lookup(t); err != nil {
 			return lr, usageError(c, "--template %q: want one of %s", t, strings.Join(templates.Names(), ", "))
 		}
+		tv, err := readTemplateVars(c)
+		if err != nil {
+			return lr, err
+		}
+		if tv.set() {
+			return lr, usageError(c, "--bos, --eos and --template-var apply to a model's own template (--chat-template or the server's), not to --template %s", t)
+		}
 	}
 	if err := nonNegative(c, "repeats", "max-tokens", "num-ctx", "max-retries", "constrained-max-string", "concurrency", "stall-timeout", "temperature"); err != nil {
 		return lr, err

@@ -232,9 +232,16 @@ func readServeConfig(c *cli.Context) (serveConfig, error) {
 		cfg.Models = []serveModelConfig{{Model: c.String("model"), Template: c.String("template"), ChatTemplate: c.String("chat-template"),
 			Format: c.String("format"), NumCtx: c.Int("num-ctx"), Retries: c.Int("retries")}}
 	}
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return cfg, err
+	}
 	for i, m := range cfg.Models {
 		if m.Model == "" {
 			return cfg, fmt.Errorf("serve config: models[%d]: model is required", i)
+		}
+		if m.Template != "" && tv.set() {
+			return cfg, usageError(c, "--bos, --eos and --template-var apply to a model's own template (chat_template, or the server's), not to template %s", m.Template)
 		}
 		if m.Template != "" && m.ChatTemplate != "" {
 			return cfg, fmt.Errorf("serve config: models[%d]: template and chat_template exclude each other", i)

@@ -97,6 +97,15 @@ func TestTemplateVarsOnEveryCommand(t *testing.T) {
 			if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `--template-var "no value"`) {
 				t.Errorf("%s --template-var 'no value': exit %d, stderr %q", path, code, stderr)
 			}
+			if !has("template") {
+				continue
+			}
+			// With a family they are refused: they apply to a model's own template.
+			args = append(append(strings.Fields(path), "--template", "qwen2.5", "--bos", "<s>"), extra...)
+			_, stderr, code = runCLI(t, "", args...)
+			if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "apply to a model's own template") {
+				t.Errorf("%s --template qwen2.5 --bos: exit %d, stderr %q", path, code, stderr)
+			}
 		}
 	}
 	walk("", newApp(nil, io.Discard, io.Discard).Commands)
