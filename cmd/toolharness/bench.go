@@ -176,7 +176,7 @@ Example:
 				return usageError(c, "give exactly one results directory")
 			}
 			dir := c.Args().First()
-			recs, err := bench.ReadResults(dir)
+			recs, err := readResultsArg("", dir)
 			if err != nil {
 				return err
 			}

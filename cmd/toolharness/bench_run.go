@@ -101,6 +101,13 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 		if _, err := templates.Lookup(t); err != nil {
 			return lr, usageError(c, "--template %q: want one of %s", t, strings.Join(templates.Names(), ", "))
 		}
+		tv, err := readTemplateVars(c)
+		if err != nil {
+			return lr, err
+		}
+		if tv.set() {
+			return lr, usageError(c, "--bos, --eos and --template-var apply to a model's own template (--chat-template or the server's), not to --template %s", t)
+		}
 	}
 	if err := nonNegative(c, "repeats", "max-tokens", "num-ctx", "max-retries", "constrained-max-string", "concurrency", "stall-timeout", "temperature"); err != nil {
 		return lr, err
@@ -161,10 +168,11 @@ func runLive(c *cli.Context, lr liveRun, out string) (bench.Summary, error) {
 	defer sig.stop()
 	ctx, end := sig.work(c.Context)
 	defer end()
-	driver, err := newAgentDriver(ctx, c, lr.endpoints)
+	driver, closeShown, err := newAgentDriver(ctx, c, lr.endpoints)
 	if err != nil {
 		return bench.Summary{}, err
 	}
+	defer closeShown()
 	manifest, err := liveManifest(ctx, c, lr, driver)
 	if err != nil {
 		return bench.Summary{}, err
@@ -257,7 +265,8 @@ func parseEndpoints(c *cli.Context) ([]bench.Endpoint, error) {
 	return eps, nil
 }
 
-func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (*bench.AgentDriver, error) {
+// newAgentDriver also returns the closer of the --show-prompt file.
+func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (*bench.AgentDriver, func() error, error) {
 	d := &bench.AgentDriver{
 		Backends: map[string]backend.Backend{}, MaxRetries: c.Int("max-retries"), Constrained: c.Bool("constrained"), Whole: c.Bool("whole"),
 		ConstrainMaxString: c.Int("constrained-max-string"),
@@ -268,18 +277,20 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 	if seed := c.Int("seed"); seed >= 0 {
 		d.Options.Seed = &seed
 	}
-	showing, _, err := promptShowing(c)
+	showing, closeShown, err := promptShowing(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, ep := range eps {
 		b, err := newBackend(c.String("backend"), ep.URL, c.Duration("stall-timeout"))
 		if err != nil {
-			return nil, err
+			closeShown()
+			return nil, nil, err
 		}
 		b = showing(b)
 		if d.Constrained && !b.Capabilities().Constrain {
-			return nil, fmt.Errorf("bench: --constrained: the %s backend at %s cannot constrain output", c.String("backend"), ep.URL)
+			closeShown()
+			return nil, nil, fmt.Errorf("bench: --constrained: the %s backend at %s cannot constrain output", c.String("backend"), ep.URL)
 		}
 		d.Backends[ep.URL] = b
 	}
@@ -291,7 +302,8 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 		var note bytes.Buffer
 		fam, err := commandFamily(ctx, c, c.String("backend"), "", "", true, &note)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", commandPath(c), err)
+			closeShown()
+			return nil, nil, fmt.Errorf("%s: %w", commandPath(c), err)
 		}
 		// Said when a server is there: with none, the run's one line
 		// about it is the failure.
@@ -305,7 +317,7 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 			return commandFamily(ctx, c, kind, endpoint, model, true, errw)
 		}
 	}
-	return d, nil
+	return d, closeShown, nil
 }
 
 // anyReachable reports whether any endpoint accepts a connection.

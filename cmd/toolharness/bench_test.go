@@ -107,17 +107,19 @@ func TestBenchCorpusStdin(t *testing.T) {
 }
 
 func TestBenchErrors(t *testing.T) {
+	emptyDir := t.TempDir()
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"bench", "corpus", "--format", "nope", "--in", shippedCorpus}, "nope"},
 		{[]string{"bench", "corpus", "--in", "/does/not/exist"}, "no such file"},
-		{[]string{"bench", "report", t.TempDir()}, "no such file"},
+		{[]string{"bench", "report", "/does/not/exist"}, "toolharness: bench report: /does/not/exist: no such file or directory\n"},
+		{[]string{"bench", "report", emptyDir}, "toolharness: bench report: " + emptyDir + " has no results.jsonl: give the --out directory of a bench run or compare\n"},
 		{[]string{"bench", "report"}, "exactly one results directory"},
 		{[]string{"bench", "run", "--models", "m", "--modes", "bogus"}, `--modes "bogus"`},
 		{[]string{"bench", "run", "--models", "m", "--endpoint", "http://h#x"}, "positive number"},
-		{[]string{"compare", "--model", "m", "--from", t.TempDir()}, "no such file"},
+		{[]string{"compare", "--model", "m", "--from", emptyDir}, "toolharness: compare: --from " + emptyDir + " has no results.jsonl: give the --out directory of a bench run or compare\n"},
 	}
 	for _, tt := range tests {
 		_, errOut, code := benchCLI(t, "", tt.args...)
@@ -296,5 +298,19 @@ func TestBenchResumeRefusesOtherFlags(t *testing.T) {
 		"--out", filepath.Join(t.TempDir(), "auto"))
 	if !strings.Contains(stderr, `--formats auto is now called "native"`) || !strings.Contains(stderr, "nothing measured") {
 		t.Errorf("--formats auto:\n%s", stderr)
+	}
+}
+
+// TestCompareFromMissListsModels: compare --from DIR --model X, where DIR
+// has no results for X, names the models it has.
+func TestCompareFromMissListsModels(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := benchCLI(t, "", "bench", "corpus", "--in", shippedCorpus, "--out", dir); code != 0 {
+		t.Fatalf("bench corpus: exit %d: %s", code, errOut)
+	}
+	_, errOut, code := benchCLI(t, "", "compare", "--model", "nosuch", "--from", dir)
+	want := "toolharness: compare: " + dir + ` has no results for model "nosuch"; it has Qwen/Qwen2.5-Coder-14B-Instruct, `
+	if code != 1 || !strings.HasPrefix(errOut, want) || !strings.Contains(errOut, ", qwen3:4b, ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func flagFamily(c *cli.Context, tools bool, errw io.Writer) (templates.Family, e
 	case file != "":
 		t, err := source.Load(file, source.Options{Tools: tools, Stdin: c.App.Reader})
 		if err != nil {
-			return templates.Family{}, fmt.Errorf("--chat-template: %w", err)
+			return templates.Family{}, templateLoadError("--chat-template", file, err)
 		}
 		return loadedFamily(t, tv, errw)
 	}
@@ -304,6 +305,26 @@ func modelTemplate(c *cli.Context, model string) (*templates.Jinja, error) {
 	return templateWithFlags(c, t)
 }
 
+// templateLoadError is a template file that could not be loaded, in the
+// user's terms: the flag, the file and the cause, without the chain of
+// package prefixes ("source: stat FILE: …") a missing file or one that is
+// no template carries.
+func templateLoadError(flag, path string, err error) error {
+	var pe *fs.PathError
+	var nt *source.NotTemplateError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("%s: %w", strings.TrimSpace(flag+" "+path), pe.Err)
+	case errors.As(err, &nt) && flag != "":
+		return fmt.Errorf("%s: %s", flag, nt.Reason)
+	case errors.As(err, &nt):
+		return errors.New(nt.Reason)
+	case flag != "":
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return err
+}
+
 // templateWithFlags applies --bos, --eos and --template-var to a loaded
 // template and compiles it.
 func templateWithFlags(c *cli.Context, t source.Template) (*templates.Jinja, error) {
@@ -324,7 +345,7 @@ func inspectedTemplate(c *cli.Context, arg string) (*templates.Jinja, error) {
 	}
 	t, err := source.Load(arg, source.Options{Tools: true, Stdin: c.App.Reader})
 	if err != nil {
-		return nil, err
+		return nil, templateLoadError("", arg, err)
 	}
 	return templateWithFlags(c, t)
 }

@@ -57,7 +57,7 @@ func TestChatTemplateFlag(t *testing.T) {
 		wantErr string
 	}{
 		{[]string{"render", "--template", "qwen2.5", "--chat-template", folder, "--messages", conv}, "exclude each other"},
-		{[]string{"render", "--chat-template", filepath.Join(dir, "nope"), "--messages", conv}, "--chat-template: source:"},
+		{[]string{"render", "--chat-template", filepath.Join(dir, "nope"), "--messages", conv}, "nope: no such file or directory"},
 		{[]string{"run", "--model", "m", "--chat-template", "-", "hi"}, "cannot read the template from standard input"},
 	} {
 		code, _, stderr := runAgentCLI("", tt.args...)

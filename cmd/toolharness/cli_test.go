@@ -168,15 +168,15 @@ func TestCLIConventions(t *testing.T) {
 		// --chat-template FILE: a file that is no template is an error, never
 		// rendered as literal template text.
 		{name: "templates inspect .gguf that is not one", args: []string{"templates", "inspect", notGGUF}, code: 1,
-			stderr: "templates inspect: source: " + notGGUF + " is not a GGUF file (it does not start with the GGUF magic)"},
+			stderr: "templates inspect: " + notGGUF + " is not a GGUF file (it does not start with the GGUF magic)"},
 		{name: "render --chat-template .gguf that is not one", args: []string{"render", "--chat-template", notGGUF, "--messages", convFile}, code: 1,
-			stderr: "render: --chat-template: source: " + notGGUF + " is not a GGUF file"},
+			stderr: "render: --chat-template: " + notGGUF + " is not a GGUF file"},
 		{name: "render --chat-template messages.json", args: []string{"render", "--chat-template", convAsTemplate, "--messages", convFile}, code: 1,
-			stderr: "render: --chat-template: source: " + convAsTemplate + " is not a tokenizer_config.json or chat_template.json (not a JSON object)"},
+			stderr: "render: --chat-template: " + convAsTemplate + " is not a tokenizer_config.json or chat_template.json (not a JSON object)"},
 		{name: "parse --chat-template binary", args: []string{"parse", "--chat-template", binTemplate, raw}, code: 1,
-			stderr: "parse: --chat-template: source: " + binTemplate + " is binary, not a chat template"},
+			stderr: "parse: --chat-template: " + binTemplate + " is binary, not a chat template"},
 		{name: "render --chat-template - binary", args: []string{"render", "--chat-template", "-", "--messages", convFile}, stdin: "\x00\x01\x02", code: 1,
-			stderr: "render: --chat-template: source: standard input is binary, not a chat template"},
+			stderr: "render: --chat-template: standard input is binary, not a chat template"},
 		{name: "templates detect a .gguf", args: []string{"templates", "detect", "--file", ggufQwen3Tokens}, code: 1, stdout: "unknown: ", stderr: "templates: template not recognised"},
 		{name: "templates detect a folder", args: []string{"templates", "detect", "--file", filepath.Dir(qwenFolder)}, code: 0, stdout: "family: qwen3\n"},
 		// A loaded template's note does not make a failure two lines.
@@ -203,11 +203,11 @@ func TestCLIConventions(t *testing.T) {
 
 		// bench run and compare load --chat-template once, before any case.
 		{name: "bench run --chat-template not a GGUF", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", notGGUF, "--out", filepath.Join(dir, "ct1")}, code: 1,
-			stderr: "bench run: --chat-template: source: " + notGGUF + " is not a GGUF file"},
+			stderr: "bench run: --chat-template: " + notGGUF + " is not a GGUF file"},
 		{name: "bench run --chat-template -", args: []string{"bench", "run", "--host", dead, "--models", "x", "--chat-template", "-", "--out", filepath.Join(dir, "ct2")}, code: 1,
 			stderr: "bench run: --chat-template -: this command cannot read the template from standard input; give a file"},
 		{name: "compare --chat-template not a GGUF", args: []string{"compare", "--host", dead, "--model", "x", "--chat-template", notGGUF, "--out", filepath.Join(dir, "ct3")}, code: 1,
-			stderr: "compare: --chat-template: source: " + notGGUF + " is not a GGUF file"},
+			stderr: "compare: --chat-template: " + notGGUF + " is not a GGUF file"},
 
 		// templates verify: one line for a dead server; -m is --model elsewhere.
 		{name: "templates verify dead", args: []string{"templates", "verify", "--host", dead, "--template", "qwen2.5", "--messages", convFile}, code: 1,

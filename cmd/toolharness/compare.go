@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,10 +71,25 @@ Example:
 	}
 }
 
+// readResultsArg reads the results of an earlier run, a results directory
+// or its results.jsonl (what names it: "--from ", or "" for an argument);
+// a missing one is the path and the cause, not the open call that failed.
+func readResultsArg(what, path string) ([]bench.Record, error) {
+	recs, err := bench.ReadResults(path)
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return recs, err
+	}
+	if st, serr := os.Stat(path); serr == nil && st.IsDir() && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s%s has no %s: give the --out directory of a bench run or compare", what, path, bench.ResultsFile)
+	}
+	return nil, fmt.Errorf("%s%s: %w", what, path, pe.Err)
+}
+
 // compareFrom compares the formats of an earlier run's results, with the
 // manifest that run wrote (none for results made before manifests).
 func compareFrom(c *cli.Context, from, model string) error {
-	recs, err := bench.ReadResults(from)
+	recs, err := readResultsArg("--from ", from)
 	if err != nil {
 		return err
 	}

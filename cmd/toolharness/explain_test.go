@@ -50,3 +50,27 @@ func TestErrorLines(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplateFileMissing: a --chat-template (or templates inspect) file
+// that is not there is the flag, the file and the cause, on every command,
+// without the loader's "source: stat …" chain.
+func TestTemplateFileMissing(t *testing.T) {
+	missing := t.TempDir() + "/no.jinja"
+	conv := writeFile(t, "conv.json", `[{"role":"user","content":"hi"}]`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--chat-template", missing, "--model", "m", "--workspace", t.TempDir(), "hi"}, "run: --chat-template " + missing},
+		{[]string{"render", "--chat-template", missing, "--messages", conv}, "render: --chat-template " + missing},
+		{[]string{"parse", "--chat-template", missing}, "parse: --chat-template " + missing},
+		{[]string{"templates", "show", "--chat-template", missing}, "templates show: --chat-template " + missing},
+		{[]string{"templates", "inspect", missing}, "templates inspect: " + missing},
+		{[]string{"bench", "run", "--models", "m", "--chat-template", missing, "--out", t.TempDir()}, "bench run: --chat-template " + missing},
+	} {
+		_, stderr, code := runCLI(t, "", tc.args...)
+		if want := "toolharness: " + tc.want + ": no such file or directory\n"; code != 1 || stderr != want {
+			t.Errorf("%v: exit %d, stderr\n got %q\nwant %q", tc.args, code, stderr, want)
+		}
+	}
+}

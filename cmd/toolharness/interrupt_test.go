@@ -228,3 +228,41 @@ func TestInterruptsSecondSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptBench: Ctrl-C during a generation of bench run or compare
+// (the built binary, a real SIGINT) keeps the finished cases and exits
+// 130 with one line: how many results were kept, and how to resume.
+func TestInterruptBench(t *testing.T) {
+	for _, cmd := range []string{"bench run", "compare"} {
+		t.Run(cmd, func(t *testing.T) {
+			srv := newScriptedOllama(t, `<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>`, stallReply)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			args := append(strings.Fields(cmd), "--suite", smallSuite(t, dir), "--endpoint", srv.URL, "--template", "qwen2.5",
+				"--formats", "hermes", "--max-retries", "0", "--out", out)
+			if cmd == "compare" {
+				args = append(args, "--model", "m")
+			} else {
+				args = append(args, "--models", "m")
+			}
+			ch := startChild(t, args...)
+			waitStall(t, srv)
+			ch.signal(t)
+			if code := ch.exit(t); code != exitInterrupted {
+				t.Fatalf("exit %d, want 130\nstderr: %s", code, ch.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(ch.stderr.String()), "\n")
+			want := "toolharness: " + cmd + ": interrupted; 1 results kept in " + out + " (1 new); continue with --resume --out " + out
+			if last := lines[len(lines)-1]; last != want {
+				t.Errorf("last line %q, want %q\nstderr: %s", last, want, ch.stderr)
+			}
+			if strings.Contains(ch.stderr.String(), "context canceled") {
+				t.Errorf("the interrupt is reported as a failure:\n%s", ch.stderr)
+			}
+			data, err := os.ReadFile(filepath.Join(out, "results.jsonl"))
+			if err != nil || bytes.Count(data, []byte("\n")) != 1 || !bytes.Contains(data, []byte("get_weather")) {
+				t.Errorf("results lost the finished case (%v):\n%s", err, data)
+			}
+		})
+	}
+}

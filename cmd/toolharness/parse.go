@@ -68,7 +68,7 @@ Examples:
    toolharness parse --chat-template glm-4.5.jinja --tools tools.json < glm-output.txt
    printf 'get_weather\n{"city": "Paris"}' | toolharness parse --chat-template functionary-medium-v3.2.jinja
    printf '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city":"Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>' | toolharness parse --format deepseek`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "auto", Usage: "tool-call format: " + strings.Join(parse.Formats(), ", ")},
 			catalogFlag(),
 			&cli.BoolFlag{Name: "strict", Usage: "disable every repair"},
@@ -76,7 +76,7 @@ Examples:
 			&cli.IntFlag{Name: "chunk", Usage: "feed the input in chunks of N bytes (0: all at once)"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "batch mode: one record per input line"},
 			&cli.StringFlag{Name: "chat-template", Usage: "parse in the call syntax derived from this chat template (a .jinja `FILE`, tokenizer_config.json, a Hugging Face model folder or a .gguf; see 'templates inspect')"},
-		},
+		}, templateVarFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := parse.Options{Strict: c.Bool("strict"), ThinkOpen: c.Bool("think-open")}
 			format := c.String("format")
@@ -99,7 +99,7 @@ Examples:
 			}
 			newParser := formatParsers(format)
 			if path := c.String("chat-template"); path != "" {
-				if newParser, opts.ThinkOpen, err = chatTemplateParsers(path, c.IsSet("format"), opts.ThinkOpen, c.App.ErrWriter); err != nil {
+				if newParser, opts.ThinkOpen, err = chatTemplateParsers(c, path, opts.ThinkOpen); err != nil {
 					return err
 				}
 			}

@@ -119,3 +119,33 @@ func TestREADMECommands(t *testing.T) {
 		t.Errorf("ran %d commands without a server and checked %d with one: the README's blocks were not found", ran, checked)
 	}
 }
+
+// readmeWordsPerMinute is a slow reader's pace through technical prose;
+// the README must read top to bottom in five minutes at it.
+const readmeWordsPerMinute = 240
+
+// TestREADMEReadsInFiveMinutes: the README's text outside its command
+// blocks is at most five minutes of reading, and it states the Go version
+// once.
+func TestREADMEReadsInFiveMinutes(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, inBlock := 0, false
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if !inBlock {
+			words += len(strings.Fields(line))
+		}
+	}
+	if limit := 5 * readmeWordsPerMinute; words > limit {
+		t.Errorf("the README has %d words outside its command blocks, more than five minutes of reading (%d)", words, limit)
+	}
+	if versions := regexp.MustCompile(`Go 1\.\d+`).FindAllString(string(data), -1); len(versions) != 1 {
+		t.Errorf("the README states the Go version %d times (%q), want once", len(versions), versions)
+	}
+}

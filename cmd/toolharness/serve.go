@@ -46,7 +46,7 @@ Examples:
    OPENAI_BASE_URL=http://127.0.0.1:8090/v1 OPENAI_API_KEY=unused python my_agent.py
    OLLAMA_HOST=http://127.0.0.1:8090 ollama-client ...
    toolharness serve --config serve.yaml --listen 0.0.0.0:8090 --api-key "$KEY"`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", Usage: "`ADDR` to listen on; any address but loopback needs --api-key"},
 			&cli.StringFlag{Name: "api-key", EnvVars: []string{"TOOLHARNESS_SERVE_API_KEY"}, Usage: "`KEY` every request must carry (Authorization: Bearer or x-api-key)"},
 			&cli.StringFlag{Name: "config", Usage: "serve.yaml `FILE` naming several models (see docs/serve.md)"},
@@ -67,7 +67,7 @@ Examples:
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "on SIGINT/SIGTERM, wait this long for requests to finish, then cancel them"},
 			&cli.StringFlag{Name: "trace", Usage: "append one JSON line per request to `FILE`"},
 			&cli.BoolFlag{Name: "log-json", Usage: "log JSON lines instead of text"},
-		},
+		}, templateVarFlags()...),
 		Action: serveAction,
 	}
 }
@@ -232,9 +232,16 @@ func readServeConfig(c *cli.Context) (serveConfig, error) {
 		cfg.Models = []serveModelConfig{{Model: c.String("model"), Template: c.String("template"), ChatTemplate: c.String("chat-template"),
 			Format: c.String("format"), NumCtx: c.Int("num-ctx"), Retries: c.Int("retries")}}
 	}
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return cfg, err
+	}
 	for i, m := range cfg.Models {
 		if m.Model == "" {
 			return cfg, fmt.Errorf("serve config: models[%d]: model is required", i)
+		}
+		if m.Template != "" && tv.set() {
+			return cfg, usageError(c, "--bos, --eos and --template-var apply to a model's own template (chat_template, or the server's), not to template %s", m.Template)
 		}
 		if m.Template != "" && m.ChatTemplate != "" {
 			return cfg, fmt.Errorf("serve config: models[%d]: template and chat_template exclude each other", i)
@@ -269,7 +276,11 @@ func serveModel(ctx context.Context, c *cli.Context, cfg serveConfig, mc serveMo
 	if err := reach.Probe(ctx, kind, host, probeTimeout); err != nil {
 		return nil, err
 	}
-	fam, err := serveFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("backend-api-key")}, mc, c.App.ErrWriter)
+	tv, err := readTemplateVars(c)
+	if err != nil {
+		return nil, err
+	}
+	fam, err := serveFamily(ctx, serverRef{kind: kind, host: host, apiKey: c.String("backend-api-key"), tv: tv}, mc, c.App.ErrWriter)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w (serve.yaml: set template or chat_template)", mc.Model, err)
 	}
@@ -313,7 +324,7 @@ func serveFamily(ctx context.Context, srv serverRef, mc serveModelConfig, errw i
 		if err != nil {
 			return templates.Family{}, fmt.Errorf("chat template: %w", err)
 		}
-		return loadedFamily(t, templateVars{}, errw)
+		return loadedFamily(t, srv.tv, errw)
 	}
 	return modelFamily(ctx, srv, mc.Model, true, errw)
 }

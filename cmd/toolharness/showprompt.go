@@ -38,6 +38,10 @@ func (v *showPromptValue) Set(s string) error { v.dest = s; return nil }
 func (v *showPromptValue) String() string     { return v.dest }
 func (v *showPromptValue) IsBoolFlag() bool   { return true }
 
+// Get makes the value a flag.Getter: the bench manifest reads every flag
+// given through cli.Context.Value, which panics on a value without it.
+func (v *showPromptValue) Get() any { return v.dest }
+
 // promptShower wraps a backend and writes every request before it is
 // sent: in raw mode the prompt itself, in chat mode the messages as JSON
 // (tools are never in the server's tools field: the catalog is text in

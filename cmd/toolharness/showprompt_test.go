@@ -56,26 +56,8 @@ func TestShowPrompt(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		data, err := os.ReadFile(shown)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var received []string
-		for _, body := range srv.requests() {
-			var req struct {
-				Prompt string `json:"prompt"`
-			}
-			if err := json.Unmarshal(body, &req); err != nil {
-				t.Fatal(err)
-			}
-			received = append(received, req.Prompt)
-		}
-		if len(received) != 2 {
-			t.Fatalf("%d requests, want 2", len(received))
-		}
-		if diff := cmp.Diff(received, shownRequests(t, string(data))); diff != "" {
-			t.Errorf("shown prompts differ from what the server received (-received +shown):\n%s", diff)
-		}
+		received := receivedPrompts(t, srv, 2)
+		checkShownFile(t, shown, received)
 		var traced []string
 		for _, rec := range traceRecords(t, trace) {
 			if _, ok := rec["prompt_sha256"]; ok { // a generation
@@ -118,4 +100,77 @@ func TestShowPrompt(t *testing.T) {
 			t.Errorf("shown messages differ from what the server received (-received +shown):\n%s", diff)
 		}
 	})
+}
+
+// receivedPrompts is the raw prompts the server received; there must be
+// want of them.
+func receivedPrompts(t *testing.T, srv *scriptedOllama, want int) []string {
+	t.Helper()
+	var received []string
+	for _, body := range srv.requests() {
+		var req struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			t.Fatal(err)
+		}
+		received = append(received, req.Prompt)
+	}
+	if len(received) != want {
+		t.Fatalf("%d requests, want %d", len(received), want)
+	}
+	return received
+}
+
+// checkShownFile checks that the --show-prompt file holds exactly the
+// prompts received.
+func checkShownFile(t *testing.T, shown string, received []string) {
+	t.Helper()
+	data, err := os.ReadFile(shown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(received, shownRequests(t, string(data))); diff != "" {
+		t.Errorf("shown prompts differ from what the server received (-received +shown):\n%s", diff)
+	}
+}
+
+// TestShowPromptEveryCommand: chat, bench run and compare show their
+// requests as run does, byte for byte what the server received.
+func TestShowPromptEveryCommand(t *testing.T) {
+	call := `<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>`
+	for _, tc := range []struct {
+		name  string // the command
+		stdin string
+		args  func(dir string) []string
+	}{
+		{"chat", "list the files\n", func(dir string) []string {
+			return []string{"chat", "--model", "m", "--template", "qwen2.5", "--tools", "builtin:fs", "--workspace", t.TempDir()}
+		}},
+		{"bench run", "", func(dir string) []string {
+			return []string{"bench", "run", "--models", "m", "--formats", "hermes", "--suite", smallSuite(t, dir), "--out", filepath.Join(dir, "out")}
+		}},
+		{"compare", "", func(dir string) []string {
+			return []string{"compare", "--model", "m", "--formats", "hermes", "--suite", smallSuite(t, dir), "--out", filepath.Join(dir, "out")}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := call
+			if tc.name == "chat" {
+				first = `<tool_call>{"name":"list_dir","arguments":{"path":"."}}</tool_call>`
+			}
+			srv := newScriptedOllama(t, first, "No call needed.")
+			dir := t.TempDir()
+			shown := filepath.Join(dir, "prompts.txt")
+			host := "--host"
+			if tc.name != "chat" {
+				host = "--endpoint"
+			}
+			args := append(tc.args(dir), host, srv.URL, "--template", "qwen2.5", "--max-retries", "0", "--show-prompt="+shown)
+			if _, stderr, code := runCLI(t, tc.stdin, args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			checkShownFile(t, shown, receivedPrompts(t, srv, 2))
+		})
+	}
 }

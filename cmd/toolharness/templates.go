@@ -191,7 +191,7 @@ func detectText(c *cli.Context, path string) (string, error) {
 func loadedText(path string) (string, error) {
 	t, err := source.Load(path, source.Options{Tools: true})
 	if err != nil {
-		return "", fmt.Errorf("--file: %w", err)
+		return "", templateLoadError("--file", path, err)
 	}
 	return t.Text, nil
 }

@@ -144,28 +144,23 @@ func deviationNames(t *templates.Jinja) []string {
 	return names
 }
 
-// loadChatTemplateFile loads and compiles a model's chat template from a
-// .jinja file, a tokenizer_config.json, an HF model folder or a .gguf file
-// (templates/source), preferring a tool_use variant.
-func loadChatTemplateFile(path string, stdin io.Reader) (*templates.Jinja, error) {
-	t, err := source.Load(path, source.Options{Tools: true, Stdin: stdin})
-	if err != nil {
-		return nil, err
-	}
-	return t.Compile()
-}
-
 // chatTemplateParsers derives the call syntax of the chat template at path
 // and returns its parser factory, and whether the prompt opens reasoning.
 // --format cannot be given with it: the template decides the syntax.
-func chatTemplateParsers(path string, formatSet, thinkOpen bool, errw io.Writer) (parserFactory, bool, error) {
-	if formatSet {
+func chatTemplateParsers(c *cli.Context, path string, thinkOpen bool) (parserFactory, bool, error) {
+	errw := c.App.ErrWriter
+	if c.IsSet("format") {
 		return nil, false, errors.New("parse: give --format or --chat-template, not both")
 	}
 	if path == "-" {
 		return nil, false, errors.New("parse: --chat-template cannot be standard input: the model output is read from it")
 	}
-	tmpl, err := loadChatTemplateFile(path, nil)
+	t, err := source.Load(path, source.Options{Tools: true})
+	if err != nil {
+		return nil, false, templateLoadError("--chat-template", path, err)
+	}
+	// --template-var may change the syntax (xml_tools), --eos its end.
+	tmpl, err := templateWithFlags(c, t)
 	if err != nil {
 		return nil, false, fmt.Errorf("parse: --chat-template: %w", err)
 	}

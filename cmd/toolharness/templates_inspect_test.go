@@ -13,6 +13,7 @@ import (
 	"github.com/toolharness/toolharness/derive"
 	"github.com/toolharness/toolharness/internal/ollamatest"
 	"github.com/toolharness/toolharness/templates"
+	"github.com/toolharness/toolharness/templates/source"
 )
 
 const conformanceTemplates = "../../templates/testdata/conformance/templates"
@@ -246,7 +247,11 @@ func TestParseChatTemplateSuite(t *testing.T) {
 	toolsFile := writeFile(t, "tools.json", suiteTools)
 	parsed := 0
 	for _, f := range files {
-		tmpl, err := loadChatTemplateFile(f, nil)
+		loaded, err := source.Load(f, source.Options{Tools: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl, err := loaded.Compile()
 		if err != nil {
 			t.Fatal(err)
 		}

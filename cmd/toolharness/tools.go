@@ -98,9 +98,10 @@ One line per finding ("error: tool.param: message"); exit status 1 when any is a
 
 Examples:
    toolharness tools lint --tools tools.json
-   toolharness tools lint --tools a.json,b.yaml --json`,
+   toolharness tools lint --tools a.json,b.yaml --json
+   toolharness tools lint --tools builtin:fs+bash`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "tools", Usage: "tool `FILE`(s) to review (- reads stdin)", Required: true},
+			&cli.StringSliceFlag{Name: "tools", Usage: "tool `FILE`(s) to review (- reads stdin), or builtin:fs, builtin:bash", Required: true},
 			&cli.IntFlag{Name: "context", Value: registry.DefaultLintContext, Usage: "the context window, in tokens, the catalog must leave room in (warns above a quarter of it)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per finding: {\"severity\",\"tool\",\"param\",\"message\"}"},
 		},
@@ -108,6 +109,18 @@ Examples:
 			var tools []chat.Tool
 			var findings []registry.Finding
 			for _, f := range splitList(c.StringSlice("tools")) {
+				if isBuiltinItem(f) {
+					groups, err := builtinGroups(c, f)
+					if err != nil {
+						return err
+					}
+					ts, err := toolSet{groups: groups}.localTools()
+					if err != nil {
+						return err
+					}
+					tools = append(tools, ts...)
+					continue
+				}
 				ts, bad, err := readLintTools(c, f)
 				if err != nil {
 					return err

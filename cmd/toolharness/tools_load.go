@@ -60,6 +60,28 @@ type toolFile struct {
 	tools []chat.Tool
 }
 
+// isBuiltinItem reports whether a --tools item names builtin groups
+// (builtin, builtin:fs, builtin:fs+bash) rather than a file.
+func isBuiltinItem(item string) bool {
+	return item == "builtin" || strings.HasPrefix(item, "builtin:")
+}
+
+// builtinGroups is the groups a builtin --tools item names; bare
+// "builtin" is the fs group.
+func builtinGroups(c *cli.Context, item string) ([]string, error) {
+	if item == "builtin" {
+		return []string{builtin.GroupFS}, nil
+	}
+	var groups []string
+	for _, g := range strings.Split(strings.TrimPrefix(item, "builtin:"), "+") {
+		if !slices.Contains(builtin.Groups(), g) {
+			return nil, usageError(c, "--tools %s: unknown builtin group %q (want %s)", item, g, strings.Join(builtin.Groups(), ", "))
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
+}
+
 // readToolSet reads the tool flags of c.
 func readToolSet(c *cli.Context) (toolSet, error) {
 	ts := toolSet{mcpTimeout: defaultMCPTimeout}
@@ -70,15 +92,12 @@ func readToolSet(c *cli.Context) (toolSet, error) {
 	}
 	for _, item := range splitList(c.StringSlice("tools")) {
 		switch {
-		case item == "builtin":
-			ts.groups = append(ts.groups, builtin.GroupFS)
-		case strings.HasPrefix(item, "builtin:"):
-			for _, g := range strings.Split(strings.TrimPrefix(item, "builtin:"), "+") {
-				if !slices.Contains(builtin.Groups(), g) {
-					return ts, usageError(c, "--tools %s: unknown builtin group %q (want %s)", item, g, strings.Join(builtin.Groups(), ", "))
-				}
-				ts.groups = append(ts.groups, g)
+		case isBuiltinItem(item):
+			groups, err := builtinGroups(c, item)
+			if err != nil {
+				return ts, err
 			}
+			ts.groups = append(ts.groups, groups...)
 		default:
 			tools, err := readToolsArg(c, "--tools", item)
 			if err != nil {

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/registry/mcp/mcptest"
 )
@@ -300,5 +304,55 @@ func TestToolsHelpExamples(t *testing.T) {
 		if !strings.Contains(out, "Example") || !strings.Contains(out, "toolharness "+strings.Join(cmd, " ")) {
 			t.Errorf("%v --help has no example:\n%s", cmd, out)
 		}
+	}
+}
+
+// TestToolsBuiltinOnEveryCommand: every command that has --tools takes
+// builtin:fs (a command added with --tools must be added here).
+func TestToolsBuiltinOnEveryCommand(t *testing.T) {
+	srv := newScriptedOllama(t, "Hi.", "Hi.")
+	conv := writeFile(t, "conv.json", `[{"role":"user","content":"hi"}]`)
+	ws := t.TempDir()
+	dead := newFailingOllama(t, 500, "down")
+	cases := map[string]struct {
+		stdin string
+		args  []string
+		ok    bool // exit 0; else the failure is not about --tools
+	}{
+		"run":              {"", []string{"--host", srv.URL, "--model", "m", "--template", "qwen2.5", "--workspace", ws, "hi"}, true},
+		"chat":             {"", []string{"--host", srv.URL, "--model", "m", "--template", "qwen2.5", "--workspace", ws}, true},
+		"render":           {"", []string{"--template", "qwen2.5", "--messages", conv}, true},
+		"parse":            {`<tool_call>{"name":"list_dir","arguments":{"path":"."}}</tool_call>`, []string{"--format", "hermes"}, true},
+		"templates verify": {"", []string{"--host", dead.URL, "--template", "qwen2.5", "--messages", conv}, false},
+		"tools list":       {"", nil, true},
+		"tools check":      {`{"name":"list_dir","arguments":{"path":"."}}`, nil, true},
+		"tools lint":       {"", nil, true},
+		"bench corpus":     {"", []string{"--in", shippedCorpus}, true},
+	}
+	var walk func(prefix string, cmds []*cli.Command)
+	seen := 0
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			path := strings.TrimSpace(prefix + " " + cmd.Name)
+			walk(path, cmd.Subcommands)
+			if !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "tools") }) {
+				continue
+			}
+			seen++
+			tc, ok := cases[path]
+			if !ok {
+				t.Errorf("%s has --tools but no case here", path)
+				continue
+			}
+			args := append(append(strings.Fields(path), "--tools", "builtin:fs"), tc.args...)
+			_, stderr, code := runCLI(t, tc.stdin, args...)
+			if strings.Contains(stderr, "builtin") || tc.ok && code != 0 {
+				t.Errorf("%s --tools builtin:fs: exit %d: %s", path, code, stderr)
+			}
+		}
+	}
+	walk("", newApp(nil, io.Discard, io.Discard).Commands)
+	if seen != len(cases) {
+		t.Errorf("%d commands have --tools, %d cases", seen, len(cases))
 	}
 }

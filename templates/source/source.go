@@ -91,6 +91,14 @@ func Load(path string, o Options) (Template, error) {
 	return t, nil
 }
 
+// NotTemplateError is a file that cannot hold a chat template; Reason says
+// what it is instead, for a caller to print under its own prefix.
+type NotTemplateError struct {
+	Reason string
+}
+
+func (e *NotTemplateError) Error() string { return "source: " + e.Reason }
+
 // checkText refuses a file that cannot be a template or a tokenizer
 // config, which would otherwise be rendered as literal template text: a
 // .gguf without the GGUF magic (truncated, or not a model), a .json that
@@ -98,11 +106,11 @@ func Load(path string, o Options) (Template, error) {
 func checkText(path string, data []byte) error {
 	switch ext := strings.ToLower(filepath.Ext(path)); {
 	case ext == ".gguf":
-		return fmt.Errorf("source: %s is not a GGUF file (it does not start with the GGUF magic)", path)
+		return &NotTemplateError{path + " is not a GGUF file (it does not start with the GGUF magic)"}
 	case ext == ".json" && !(bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && json.Valid(data)):
-		return fmt.Errorf("source: %s is not a tokenizer_config.json or chat_template.json (not a JSON object)", path)
+		return &NotTemplateError{path + " is not a tokenizer_config.json or chat_template.json (not a JSON object)"}
 	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
-		return fmt.Errorf("source: %s is binary, not a chat template (a .jinja file, tokenizer_config.json, a model folder or a .gguf)", path)
+		return &NotTemplateError{path + " is binary, not a chat template (a .jinja file, tokenizer_config.json, a model folder or a .gguf)"}
 	}
 	return nil
 }
