@@ -89,6 +89,9 @@ type Parser struct {
 	// lane took (tests).
 	noNLText bool
 	nlChunks int
+
+	// lane: the next chunk may take Feed's prose lane (proseLane).
+	lane bool
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
@@ -127,6 +130,7 @@ func newParser(format string, opts Options, c *compiled) *Parser {
 	p.useThinks(c.thinks, reasoningPairs(format), opts)
 	p.bareOp = c.bareOp
 	p.bare = p.bareOp != nil
+	p.lane = p.proseLane()
 	return p
 }
 
@@ -144,15 +148,36 @@ func (p *Parser) Reset() {
 	p.b.reset(nil, 0)
 	p.q = quick{}
 	p.drop = false
+	p.lane = p.proseLane()
 }
 
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 //
-// Its lanes (the value lane, the quick cycle's) are written out here
-// rather than called: they take most chunks of call-dense output, and at
-// four bytes a chunk a call costs about as much as their work.
+// A chunk of prose, with nothing held and no block open (lane), takes
+// the prose lane: its bytes are classed once (classOf) and, with no
+// marker byte among them, it is one text event. A chunk inside a call's
+// JSON value takes the value lane, one inside the quick cycle's framing
+// or tool name its lane. Everything else goes to the general paths,
+// after which lane is worked out again (the lanes change none of the
+// state it depends on).
+//
+// The lanes are written out here rather than called: they take most
+// chunks, and at a few bytes a chunk a call costs about as much as
+// their work.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
+	if p.lane {
+		if m := p.tab.classOf(chunk); m == 0 {
+			p.pos += len(chunk)
+			if chunk != "" {
+				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+			}
+			return
+		} else if m == cNL && p.nlProse(chunk, emit) {
+			p.lane = p.held == ""
+			return
+		}
+	}
 	// Inside a call's JSON value with its call start out, the bulk of
 	// call-dense output, the bytes are only appended. A chunk after
 	// which the value may have ended goes on to valueChunk.
@@ -180,20 +205,28 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		}
 		if mark != 0 || len(b.buf) > b.laneUntil {
 			p.valueChunk(old, mark, chunk, emit)
+			p.lane = p.proseLane()
 		}
 		return
 	}
 	if q := &p.q; q.on {
-		if q.phase == qText && p.held == "" && !p.tab.anyFirst(chunk) {
-			// Prose between calls, as below.
-			p.pos += len(chunk)
-			if chunk != "" {
-				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+		if q.phase == qText {
+			// Prose between calls, as feedChunk takes it.
+			if p.held == "" {
+				if m := p.tab.classOf(chunk); m == 0 {
+					p.pos += len(chunk)
+					if chunk != "" {
+						emit(Event{Type: EventText, Part: p.part, Text: chunk})
+					}
+					return
+				} else if m == cNL && p.nlProse(chunk, emit) {
+					p.lane = p.proseLane()
+					return
+				}
+			} else if p.nlText(chunk, emit) {
+				p.lane = p.proseLane()
+				return
 			}
-			return
-		}
-		if q.phase == qText && p.nlText(chunk, emit) {
-			return
 		}
 		// The quick cycle's lane: a chunk inside the framing, as
 		// learned, or inside the tool name, only goes into the block.
@@ -240,8 +273,29 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		p.quickFeed(chunk)
 		p.flushText()
 		p.emit = nil
+		p.lane = p.proseLane()
 		return
 	}
+	p.feedChunk(chunk, emit)
+	p.lane = p.proseLane()
+}
+
+// proseLane says whether the next chunk may take Feed's prose lane: the
+// state in which feedChunk would take a chunk without marker bytes as
+// text at once. Only Feed, Close, Reset and New change that state.
+func (p *Parser) proseLane() bool {
+	if p.held != "" || p.b.inValue {
+		return false
+	}
+	if p.q.on {
+		return p.q.phase == qText
+	}
+	return !p.ended && !p.inBlock && !p.bare && p.rs == rsNone
+}
+
+// feedChunk is Feed for a chunk its lanes did not take, outside the
+// quick cycle.
+func (p *Parser) feedChunk(chunk string, emit func(Event)) {
 	if p.ended {
 		p.pos += len(chunk)
 		if chunk != "" {
@@ -268,14 +322,17 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	// Fast path for prose: no marker byte in the chunk and nothing held;
 	// else newlines alone (nlText).
 	if !p.inBlock && !p.bare {
-		if p.held == "" && !p.tab.anyFirst(chunk) {
-			p.pos += len(chunk)
-			if chunk != "" {
-				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+		if p.held == "" {
+			if m := p.tab.classOf(chunk); m == 0 {
+				p.pos += len(chunk)
+				if chunk != "" {
+					emit(Event{Type: EventText, Part: p.part, Text: chunk})
+				}
+				return
+			} else if m == cNL && p.nlProse(chunk, emit) {
+				return
 			}
-			return
-		}
-		if p.nlText(chunk, emit) {
+		} else if p.nlText(chunk, emit) {
 			return
 		}
 	}
