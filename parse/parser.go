@@ -90,8 +90,10 @@ type Parser struct {
 	noNLText bool
 	nlChunks int
 
-	// lane: the next chunk may take Feed's prose lane (proseLane).
-	lane bool
+	// lane: the next chunk may take Feed's prose lane (proseLane);
+	// noLane keeps it off, and every chunk of prose goes to the general
+	// path or the quick cycle's (tests compare the two).
+	lane, noLane bool
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
@@ -213,13 +215,13 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		if q.phase == qText {
 			// Prose between calls, as feedChunk takes it.
 			if p.held == "" {
-				if m := p.tab.classOf(chunk); m == 0 {
+				if m := p.tab.classOf(chunk); m == 0 && !p.noLane {
 					p.pos += len(chunk)
 					if chunk != "" {
 						emit(Event{Type: EventText, Part: p.part, Text: chunk})
 					}
 					return
-				} else if m == cNL && p.nlProse(chunk, emit) {
+				} else if m == cNL && !p.noLane && p.nlProse(chunk, emit) {
 					p.lane = p.proseLane()
 					return
 				}
@@ -284,7 +286,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 // state in which feedChunk would take a chunk without marker bytes as
 // text at once. Only Feed, Close, Reset and New change that state.
 func (p *Parser) proseLane() bool {
-	if p.held != "" || p.b.inValue {
+	if p.held != "" || p.b.inValue || p.noLane {
 		return false
 	}
 	if p.q.on {
@@ -323,13 +325,13 @@ func (p *Parser) feedChunk(chunk string, emit func(Event)) {
 	// else newlines alone (nlText).
 	if !p.inBlock && !p.bare {
 		if p.held == "" {
-			if m := p.tab.classOf(chunk); m == 0 {
+			if m := p.tab.classOf(chunk); m == 0 && !p.noLane {
 				p.pos += len(chunk)
 				if chunk != "" {
 					emit(Event{Type: EventText, Part: p.part, Text: chunk})
 				}
 				return
-			} else if m == cNL && p.nlProse(chunk, emit) {
+			} else if m == cNL && !p.noLane && p.nlProse(chunk, emit) {
 				return
 			}
 		} else if p.nlText(chunk, emit) {
