@@ -123,10 +123,7 @@ func newParser(format string, opts Options, c *compiled) *Parser {
 	p := &Parser{format: format, opts: opts, tab: c.tab}
 	p.ctab, p.htab = p.tab, c.htab
 	if len(opts.Tools) > 0 {
-		p.tools = make(map[string]*toolSchema, len(opts.Tools))
-		for _, t := range opts.Tools {
-			p.tools[t.Name] = &toolSchema{name: t.Name, raw: t.Parameters}
-		}
+		p.tools = catalogTools(opts.Tools)
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
 	p.useThinks(c.thinks, reasoningPairs(format), opts)
