@@ -184,23 +184,27 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		old := len(b.buf)
 		b.buf = b.buf[:old+len(chunk)]
 		p.pos += len(chunk)
-		// copyMarked, four bytes a step: a token is a few bytes.
-		dst := b.buf[old:]
-		dst = dst[:len(chunk)]
+		// copyMarked without its loop for a token's few bytes: up to
+		// three are s[0], s[n/2] and s[n-1]; up to eight, two four-byte
+		// windows that overlap (as classOf reads them).
+		n := len(chunk)
+		dst := b.buf[old : old+n]
 		var mark uint8
-		i := 0
-		for len(chunk)-i >= 4 {
-			s, d := chunk[i:i+4], dst[i:i+4]
+		switch {
+		case n == 0:
+		case n < 4:
+			x, y, z := chunk[0], chunk[n>>1], chunk[n-1]
+			dst[0], dst[n>>1], dst[n-1] = x, y, z
+			mark = valueMark[x] | valueMark[y] | valueMark[z]
+		case n <= 8:
+			s, t := chunk[:4], chunk[n-4:]
+			d, e := dst[:4], dst[n-4:]
 			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
-			mark |= valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]]
-			if i += 4; i == len(chunk) {
-				break
-			}
-		}
-		for ; i < len(chunk); i++ {
-			c := chunk[i]
-			dst[i] = c
-			mark |= valueMark[c]
+			e[0], e[1], e[2], e[3] = t[0], t[1], t[2], t[3]
+			mark = valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]] |
+				valueMark[t[0]] | valueMark[t[1]] | valueMark[t[2]] | valueMark[t[3]]
+		default:
+			mark = copyMarked(dst, chunk, &valueMark)
 		}
 		if mark != 0 || len(b.buf) > b.laneUntil {
 			p.valueChunk(old, mark, chunk, emit)
