@@ -279,6 +279,23 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		p.lane = p.proseLane()
 		return
 	}
+	if p.ended {
+		p.pos += len(chunk)
+		if chunk != "" {
+			emit(Event{Type: EventText, Part: PartOverrun, Text: chunk})
+		}
+		return
+	}
+	// Only that path and blockChunkStep keep inValue: every other path
+	// may change what it stands for.
+	p.b.inValue = false
+	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
+		if !p.inBlock || p.q.on {
+			// Inside the block, lane stays false.
+			p.lane = p.proseLane()
+		}
+		return
+	}
 	p.feedChunk(chunk, emit)
 	p.lane = p.proseLane()
 }
@@ -297,21 +314,8 @@ func (p *Parser) proseLane() bool {
 }
 
 // feedChunk is Feed for a chunk its lanes did not take, outside the
-// quick cycle.
+// quick cycle and a confirmed block's lane.
 func (p *Parser) feedChunk(chunk string, emit func(Event)) {
-	if p.ended {
-		p.pos += len(chunk)
-		if chunk != "" {
-			emit(Event{Type: EventText, Part: PartOverrun, Text: chunk})
-		}
-		return
-	}
-	// Only that path and blockChunkStep keep inValue: every other path
-	// may change what it stands for.
-	p.b.inValue = false
-	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
-		return
-	}
 	if p.held != "" && p.extendHeld(chunk) {
 		return
 	}
