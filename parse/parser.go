@@ -166,7 +166,20 @@ func (p *Parser) Reset() {
 // their work.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
 	if p.lane {
-		if m := p.tab.classOf(chunk); m == 0 {
+		// classOf written out for a token's few bytes.
+		var m uint8
+		c, n := &p.tab.cls, len(chunk)
+		switch {
+		case n == 0:
+		case n < 4:
+			m = c[chunk[0]] | c[chunk[n>>1]] | c[chunk[n-1]]
+		case n <= 8:
+			s, t := chunk[:4], chunk[n-4:]
+			m = c[s[0]] | c[s[1]] | c[s[2]] | c[s[3]] | c[t[0]] | c[t[1]] | c[t[2]] | c[t[3]]
+		default:
+			m = p.tab.classOf(chunk)
+		}
+		if m == 0 {
 			p.pos += len(chunk)
 			if chunk != "" {
 				emit(Event{Type: EventText, Part: p.part, Text: chunk})
