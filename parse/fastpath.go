@@ -23,7 +23,9 @@ func (p *Parser) extendHeld(chunk string) bool {
 	n := len(p.held) + len(chunk)
 	for _, k := range p.tab.byFirst[p.held[0]] {
 		m := p.tab.ops[k].marker
-		if n < len(m) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
+		// The byte after the held ones first: most markers that share
+		// the held byte (the turn markers after a newline) differ there.
+		if n < len(m) && (chunk == "" || m[len(p.held)] == chunk[0]) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
 			p.held = m[:n]
 			p.pos += len(chunk)
 			return true
