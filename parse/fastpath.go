@@ -23,7 +23,9 @@ func (p *Parser) extendHeld(chunk string) bool {
 	n := len(p.held) + len(chunk)
 	for _, k := range p.tab.byFirst[p.held[0]] {
 		m := p.tab.ops[k].marker
-		if n < len(m) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
+		// The byte after the held ones first: most markers that share
+		// the held byte (the turn markers after a newline) differ there.
+		if n < len(m) && (chunk == "" || m[len(p.held)] == chunk[0]) && m[:len(p.held)] == p.held && m[len(p.held):n] == chunk {
 			p.held = m[:n]
 			p.pos += len(chunk)
 			return true
@@ -312,6 +314,39 @@ func copyMarked(dst []byte, chunk string, marks *[256]uint8) uint8 {
 		m |= marks[c]
 	}
 	return m
+}
+
+// nlProse is Feed's path for a chunk of prose, with nothing held, whose
+// only marker bytes are newlines (classOf gave cNL): the chunk goes out as
+// text when no newline in it is followed by a turn marker's second byte,
+// a newline at its end held as nlText holds it. It is anyFirst's newline
+// check and nlText in one pass over the newlines, with the same outcome
+// as the two in turn; false leaves the chunk to the general path.
+func (p *Parser) nlProse(chunk string, emit func(Event)) bool {
+	t := p.tab
+	last := len(chunk) - 1
+	for i := strings.IndexByte(chunk, '\n'); i >= 0 && i < last; {
+		if t.nlNext[chunk[i+1]] {
+			return false
+		}
+		j := strings.IndexByte(chunk[i+1:], '\n')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	if chunk[last] == '\n' {
+		if p.noNLText || p.part == PartFraming {
+			return false
+		}
+		p.nlChunks++
+		chunk, p.held = chunk[:last], t.nl
+	}
+	p.pos += last + 1
+	if chunk != "" {
+		emit(Event{Type: EventText, Part: p.part, Text: chunk})
+	}
+	return true
 }
 
 // nlText is Feed's path for a chunk of prose whose only marker bytes are

@@ -84,29 +84,68 @@ type table struct {
 	// newline before any other byte as text.
 	nlNext [256]bool
 	nl     string
+	// cls holds each byte's class (cFast, cNL), from first and fast.
+	cls [256]uint8
 }
+
+// Byte classes of a table (cls): a byte a marker starts with, and a
+// newline that starts only turn markers (which nlSafe or nlProse decide).
+const (
+	cFast uint8 = 1 << iota
+	cNL
+)
 
 // anyFirst reports whether s holds a byte a marker starts with, for the
 // fast skip over prose: a newline counts only where it may start a turn
 // marker (nlSafe).
 func (t *table) anyFirst(s string) bool {
-	if !anyOf(s, &t.first) {
-		return false
+	m := t.classOf(s)
+	return m != 0 && (m&cFast != 0 || !t.nlSafe(s))
+}
+
+// classOf is the OR of the classes of s's bytes. Streamed chunks are a
+// few bytes, so it reads them without a loop where it can: up to three
+// bytes are s[0], s[n/2] and s[n-1]; up to eight, two four-byte windows
+// that overlap. Every byte is read once or twice, and no chunk pays a
+// loop's set-up.
+func (t *table) classOf(s string) uint8 {
+	c := &t.cls
+	n := len(s)
+	switch {
+	case n == 0:
+		return 0
+	case n < 4:
+		return c[s[0]] | c[s[n>>1]] | c[s[n-1]]
+	case n <= 8:
+		a, b := s[:4], s[n-4:]
+		return c[a[0]] | c[a[1]] | c[a[2]] | c[a[3]] | c[b[0]] | c[b[1]] | c[b[2]] | c[b[3]]
 	}
-	// Only a chunk with a newline or a marker byte pays for the look.
-	return t.nl == "" || anyOf(s, &t.fast) || !t.nlSafe(s)
+	var m uint8
+	for len(s) >= 8 {
+		w := s[:8]
+		m |= c[w[0]] | c[w[1]] | c[w[2]] | c[w[3]] | c[w[4]] | c[w[5]] | c[w[6]] | c[w[7]]
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		m |= c[s[i]]
+	}
+	return m
+}
+
+// classify fills cls from first, fast and nl, once the table is built.
+func (t *table) classify() {
+	for b := range 256 {
+		switch {
+		case t.fast[b]:
+			t.cls[b] = cFast
+		case t.first[b]:
+			t.cls[b] = cNL
+		}
+	}
 }
 
 // anyOf reports whether s holds a byte f marks.
 func anyOf(s string, f *[256]bool) bool {
-	// Four bytes a step: streamed chunks are a few bytes, and this runs
-	// once per chunk of prose.
-	for len(s) >= 4 {
-		if f[s[0]] || f[s[1]] || f[s[2]] || f[s[3]] {
-			return true
-		}
-		s = s[4:]
-	}
 	for i := 0; i < len(s); i++ {
 		if f[s[i]] {
 			return true
@@ -161,6 +200,7 @@ func newTable(ops []opener) *table {
 			}
 		}
 	}
+	t.classify()
 	return t
 }
 

@@ -7,7 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestNewlineLaneMatchesGeneral: Feed's newline lane (nlText) gives the
+// TestNewlineLaneMatchesGeneral: Feed's newline lane (nlText) and its
+// prose lane (lane: classOf, nlProse) give the
 // very events the general path and the quick cycle give, text events
 // split alike, on prose full of newlines next to turn markers and calls,
 // in every chunking from 1 to 9 bytes, random ones and the token pieces
@@ -47,6 +48,14 @@ func TestNewlineLaneMatchesGeneral(t *testing.T) {
 					if d := cmp.Diff(run(p, chunks), want); d != "" {
 						t.Fatalf("%s %+v input %d in %d chunks (-general +lane):\n%s", format, o, k, len(chunks), d)
 					}
+					// Feed's prose lane (lane, classOf, nlProse) off
+					// too: every chunk goes to the general path or
+					// the quick cycle's.
+					p, _ = New(format, o)
+					p.noNLText, p.noLane = true, true
+					if d := cmp.Diff(run(p, chunks), want); d != "" {
+						t.Fatalf("%s %+v input %d in %d chunks, no prose lane (-general +lanes):\n%s", format, o, k, len(chunks), d)
+					}
 				}
 			}
 		}
@@ -74,6 +83,59 @@ func TestNewlineLaneTaken(t *testing.T) {
 		run(p, chunks)
 		if p.nlChunks < nl/2 {
 			t.Errorf("%s: the lane took %d of the %d chunks with a newline and no other marker byte", format, p.nlChunks, nl)
+		}
+	}
+}
+
+// TestClassOf: classOf, which reads short chunks without a loop, gives the
+// OR of the classes of every byte, for every table (each format, strict
+// and lenient, and a template's turn markers), on strings of 0 to 40
+// bytes with a marker's first byte, a newline or both at every position.
+func TestClassOf(t *testing.T) {
+	for _, format := range Formats() {
+		for _, o := range []Options{{}, {Strict: true}, {Tools: testTools}, {TurnMarkers: []string{"\n\nHuman:"}}} {
+			p, err := New(format, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tab := range []*table{p.ctab, p.htab} {
+				if tab == nil {
+					continue
+				}
+				var specials []byte
+				for c := range 256 {
+					if tab.first[c] {
+						specials = append(specials, byte(c))
+					}
+				}
+				specials = append(specials, '\n')
+				for n := 0; n <= 40; n++ {
+					for i := -1; i < n; i++ {
+						for _, c := range specials {
+							s := []byte(strings.Repeat("ab cd", 9)[:n])
+							if i >= 0 {
+								s[i] = c
+							}
+							var want uint8
+							for _, b := range s {
+								want |= tab.cls[b]
+							}
+							if got := tab.classOf(string(s)); got != want {
+								t.Fatalf("%s %+v: classOf(%q) = %d, want %d", format, o, s, got, want)
+							}
+							wantAny := false
+							for j, b := range s {
+								if tab.fast[b] || tab.first[b] && (j+1 == len(s) || tab.nlNext[s[j+1]]) {
+									wantAny = true
+								}
+							}
+							if got := tab.anyFirst(string(s)); got != wantAny {
+								t.Fatalf("%s %+v: anyFirst(%q) = %v, want %v", format, o, s, got, wantAny)
+							}
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -89,6 +89,11 @@ type Parser struct {
 	// lane took (tests).
 	noNLText bool
 	nlChunks int
+
+	// lane: the next chunk may take Feed's prose lane (proseLane);
+	// noLane keeps it off, and every chunk of prose goes to the general
+	// path or the quick cycle's (tests compare the two).
+	lane, noLane bool
 }
 
 // glm45 is the GLM-4.5 syntax, prepared on first use (auto reads
@@ -118,15 +123,13 @@ func newParser(format string, opts Options, c *compiled) *Parser {
 	p := &Parser{format: format, opts: opts, tab: c.tab}
 	p.ctab, p.htab = p.tab, c.htab
 	if len(opts.Tools) > 0 {
-		p.tools = make(map[string]*toolSchema, len(opts.Tools))
-		for _, t := range opts.Tools {
-			p.tools[t.Name] = &toolSchema{name: t.Name, raw: t.Parameters}
-		}
+		p.tools = catalogTools(opts.Tools)
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
 	p.useThinks(c.thinks, reasoningPairs(format), opts)
 	p.bareOp = c.bareOp
 	p.bare = p.bareOp != nil
+	p.lane = p.proseLane()
 	return p
 }
 
@@ -144,15 +147,49 @@ func (p *Parser) Reset() {
 	p.b.reset(nil, 0)
 	p.q = quick{}
 	p.drop = false
+	p.lane = p.proseLane()
 }
 
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 //
-// Its lanes (the value lane, the quick cycle's) are written out here
-// rather than called: they take most chunks of call-dense output, and at
-// four bytes a chunk a call costs about as much as their work.
+// A chunk of prose, with nothing held and no block open (lane), takes
+// the prose lane: its bytes are classed once (classOf) and, with no
+// marker byte among them, it is one text event. A chunk inside a call's
+// JSON value takes the value lane, one inside the quick cycle's framing
+// or tool name its lane. Everything else goes to the general paths,
+// after which lane is worked out again (the lanes change none of the
+// state it depends on).
+//
+// The lanes are written out here rather than called: they take most
+// chunks, and at a few bytes a chunk a call costs about as much as
+// their work.
 func (p *Parser) Feed(chunk string, emit func(Event)) {
+	if p.lane {
+		// classOf written out for a token's few bytes.
+		var m uint8
+		c, n := &p.tab.cls, len(chunk)
+		switch {
+		case n == 0:
+		case n < 4:
+			m = c[chunk[0]] | c[chunk[n>>1]] | c[chunk[n-1]]
+		case n <= 8:
+			s, t := chunk[:4], chunk[n-4:]
+			m = c[s[0]] | c[s[1]] | c[s[2]] | c[s[3]] | c[t[0]] | c[t[1]] | c[t[2]] | c[t[3]]
+		default:
+			m = p.tab.classOf(chunk)
+		}
+		if m == 0 {
+			p.pos += len(chunk)
+			if chunk != "" {
+				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+			}
+			return
+		} else if m == cNL && p.nlProse(chunk, emit) {
+			p.lane = p.held == ""
+			return
+		}
+	}
 	// Inside a call's JSON value with its call start out, the bulk of
 	// call-dense output, the bytes are only appended. A chunk after
 	// which the value may have ended goes on to valueChunk.
@@ -160,40 +197,52 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		old := len(b.buf)
 		b.buf = b.buf[:old+len(chunk)]
 		p.pos += len(chunk)
-		// copyMarked, four bytes a step: a token is a few bytes.
-		dst := b.buf[old:]
-		dst = dst[:len(chunk)]
+		// copyMarked without its loop for a token's few bytes: up to
+		// three are s[0], s[n/2] and s[n-1]; up to eight, two four-byte
+		// windows that overlap (as classOf reads them).
+		n := len(chunk)
+		dst := b.buf[old : old+n]
 		var mark uint8
-		i := 0
-		for len(chunk)-i >= 4 {
-			s, d := chunk[i:i+4], dst[i:i+4]
+		switch {
+		case n == 0:
+		case n < 4:
+			x, y, z := chunk[0], chunk[n>>1], chunk[n-1]
+			dst[0], dst[n>>1], dst[n-1] = x, y, z
+			mark = valueMark[x] | valueMark[y] | valueMark[z]
+		case n <= 8:
+			s, t := chunk[:4], chunk[n-4:]
+			d, e := dst[:4], dst[n-4:]
 			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
-			mark |= valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]]
-			if i += 4; i == len(chunk) {
-				break
-			}
-		}
-		for ; i < len(chunk); i++ {
-			c := chunk[i]
-			dst[i] = c
-			mark |= valueMark[c]
+			e[0], e[1], e[2], e[3] = t[0], t[1], t[2], t[3]
+			mark = valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]] |
+				valueMark[t[0]] | valueMark[t[1]] | valueMark[t[2]] | valueMark[t[3]]
+		default:
+			mark = copyMarked(dst, chunk, &valueMark)
 		}
 		if mark != 0 || len(b.buf) > b.laneUntil {
 			p.valueChunk(old, mark, chunk, emit)
+			p.lane = p.proseLane()
 		}
 		return
 	}
 	if q := &p.q; q.on {
-		if q.phase == qText && p.held == "" && !p.tab.anyFirst(chunk) {
-			// Prose between calls, as below.
-			p.pos += len(chunk)
-			if chunk != "" {
-				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+		if q.phase == qText {
+			// Prose between calls, as feedChunk takes it.
+			if p.held == "" {
+				if m := p.tab.classOf(chunk); m == 0 && !p.noLane {
+					p.pos += len(chunk)
+					if chunk != "" {
+						emit(Event{Type: EventText, Part: p.part, Text: chunk})
+					}
+					return
+				} else if m == cNL && !p.noLane && p.nlProse(chunk, emit) {
+					p.lane = p.proseLane()
+					return
+				}
+			} else if p.nlText(chunk, emit) {
+				p.lane = p.proseLane()
+				return
 			}
-			return
-		}
-		if q.phase == qText && p.nlText(chunk, emit) {
-			return
 		}
 		// The quick cycle's lane: a chunk inside the framing, as
 		// learned, or inside the tool name, only goes into the block.
@@ -240,6 +289,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		p.quickFeed(chunk)
 		p.flushText()
 		p.emit = nil
+		p.lane = p.proseLane()
 		return
 	}
 	if p.ended {
@@ -253,8 +303,32 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	// may change what it stands for.
 	p.b.inValue = false
 	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
+		if !p.inBlock || p.q.on {
+			// Inside the block, lane stays false.
+			p.lane = p.proseLane()
+		}
 		return
 	}
+	p.feedChunk(chunk, emit)
+	p.lane = p.proseLane()
+}
+
+// proseLane says whether the next chunk may take Feed's prose lane: the
+// state in which feedChunk would take a chunk without marker bytes as
+// text at once. Only Feed, Close, Reset and New change that state.
+func (p *Parser) proseLane() bool {
+	if p.held != "" || p.b.inValue || p.noLane {
+		return false
+	}
+	if p.q.on {
+		return p.q.phase == qText
+	}
+	return !p.ended && !p.inBlock && !p.bare && p.rs == rsNone
+}
+
+// feedChunk is Feed for a chunk its lanes did not take, outside the
+// quick cycle and a confirmed block's lane.
+func (p *Parser) feedChunk(chunk string, emit func(Event)) {
 	if p.held != "" && p.extendHeld(chunk) {
 		return
 	}
@@ -268,14 +342,17 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	// Fast path for prose: no marker byte in the chunk and nothing held;
 	// else newlines alone (nlText).
 	if !p.inBlock && !p.bare {
-		if p.held == "" && !p.tab.anyFirst(chunk) {
-			p.pos += len(chunk)
-			if chunk != "" {
-				emit(Event{Type: EventText, Part: p.part, Text: chunk})
+		if p.held == "" {
+			if m := p.tab.classOf(chunk); m == 0 && !p.noLane {
+				p.pos += len(chunk)
+				if chunk != "" {
+					emit(Event{Type: EventText, Part: p.part, Text: chunk})
+				}
+				return
+			} else if m == cNL && !p.noLane && p.nlProse(chunk, emit) {
+				return
 			}
-			return
-		}
-		if p.nlText(chunk, emit) {
+		} else if p.nlText(chunk, emit) {
 			return
 		}
 	}

@@ -187,6 +187,7 @@ func harmonyTable(t *table) *table {
 			h.first[c], h.fast[c] = true, true
 		}
 	}
+	h.classify()
 	return h
 }
 

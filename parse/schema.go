@@ -17,6 +17,9 @@ type toolSchema struct {
 	props  *chat.Object
 	// params caches the value types of parameters looked up so far.
 	params map[string]paramTypes
+	// frozen: params holds every parameter the schema declares, and
+	// nothing is written any more (freeze).
+	frozen bool
 }
 
 func (t *toolSchema) properties() *chat.Object {
@@ -135,9 +138,21 @@ func (t *toolSchema) types(name string) (pt paramTypes, catalog bool) {
 	if t == nil {
 		return pt, false
 	}
-	if pt, ok := t.params[name]; ok {
+	if pt, ok := t.params[name]; ok || t.frozen {
 		return pt, true
 	}
+	pt = t.paramTypes(name)
+	if t.params == nil {
+		t.params = map[string]paramTypes{}
+	}
+	if len(t.params) < maxCachedParams {
+		t.params[name] = pt
+	}
+	return pt, true
+}
+
+// paramTypes works out what the schema says of parameter name's values.
+func (t *toolSchema) paramTypes(name string) (pt paramTypes) {
 	props := t.properties()
 	if props != nil {
 		if s, ok := props.Get(name); ok {
@@ -151,13 +166,7 @@ func (t *toolSchema) types(name string) (pt paramTypes, catalog bool) {
 			}
 		}
 	}
-	if t.params == nil {
-		t.params = map[string]paramTypes{}
-	}
-	if len(t.params) < maxCachedParams {
-		t.params[name] = pt
-	}
-	return pt, true
+	return pt
 }
 
 // maxCachedParams bounds the parameters remembered per tool (names come

@@ -71,7 +71,10 @@ func TestWritePieces(t *testing.T) {
 	}
 }
 
-// pieceSet is a vocabulary's pieces as bytes, by length.
+// pieceSet is a vocabulary's pieces as bytes, by length; sorted holds
+// cutPieces looks them up in order (a binary search costs the same
+// instructions in every process, where a map's probes depend on its
+// random seed: scripts/instructions.sh subtracts runs of two processes).
 type pieceSet struct {
 	pieces map[string]bool
 	maxLen int
@@ -105,11 +108,20 @@ func (ps *pieceSet) add(p string) {
 // piece starts with is a piece of its own (byte-level vocabularies have
 // every byte).
 func cutPieces(s string, ps pieceSet) []string {
-	var out []string
+	sorted := make([]string, 0, len(ps.pieces))
+	for p := range ps.pieces {
+		sorted = append(sorted, p)
+	}
+	sort.Strings(sorted)
+	has := func(p string) bool {
+		i := sort.SearchStrings(sorted, p)
+		return i < len(sorted) && sorted[i] == p
+	}
+	out := make([]string, 0, len(s)/2)
 	for len(s) > 0 {
 		n := 1
 		for k := min(ps.maxLen, len(s)); k > 1; k-- {
-			if ps.pieces[s[:k]] {
+			if has(s[:k]) {
 				n = k
 				break
 			}
@@ -332,4 +344,62 @@ func benchPaired(b *testing.B, in vsOllamaCase, chunks []string, fresh bool) {
 	b.ReportMetric(float64(tTheirs)/float64(tOurs), "x")
 	b.ReportMetric(float64(mallocs)/float64(b.N), "ours-allocs/op")
 	b.ReportMetric(float64(len(in.text))/float64(len(chunks)), "bytes/chunk")
+}
+
+// BenchmarkAgentSide is one side of BenchmarkAgentParse alone (ours or
+// Ollama's, a fresh parser per op, qwen2 pieces), for counting
+// instructions with scripts/instructions.sh, where the paired run's
+// interleaving would mix the two.
+func BenchmarkAgentSide(b *testing.B) {
+	for _, in := range tokenBenchInputs(b) {
+		var chunks []string
+		cut := func() {
+			if chunks == nil {
+				chunks = cutPieces(in.text, loadPieces(b, "qwen2"))
+			}
+		}
+		b.Run("ours/"+in.name, func(b *testing.B) {
+			cut()
+			calls := 0
+			emit := func(e Event) {
+				if e.Type == EventCall {
+					calls++
+				}
+			}
+			b.ReportAllocs()
+			for range b.N {
+				p, err := New(in.ours, Options{Tools: in.tools})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, c := range chunks {
+					p.Feed(c, emit)
+				}
+				p.Close(emit)
+			}
+			if calls == 0 {
+				b.Fatal("no call parsed")
+			}
+		})
+		b.Run("ollama/"+in.name, func(b *testing.B) {
+			cut()
+			tools := ollamaTools(b, in.tools)
+			calls := 0
+			b.ReportAllocs()
+			for range b.N {
+				op := parsers.ParserForName(in.ollama)
+				op.Init(tools, nil, &api.ThinkValue{Value: false})
+				for i, c := range chunks {
+					_, _, cs, err := op.Add(c, i == len(chunks)-1)
+					if err != nil {
+						b.Fatal(err)
+					}
+					calls += len(cs)
+				}
+			}
+			if calls == 0 {
+				b.Fatal("no call parsed")
+			}
+		})
+	}
 }
