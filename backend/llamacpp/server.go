@@ -3,7 +3,6 @@ package llamacpp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -126,17 +125,5 @@ func (c *Client) readChatStream(k *transport.Watchdog, body io.Reader, start tim
 		return &backend.Error{Kind: kindOfType(env.Error.Type, env.Error.Code), Backend: Name, Status: env.Error.Code,
 			Message: env.Error.Message, Consumed: out.Consumed()}
 	})
-	err := chatwire.ReadEvents(k.Reader(body), s.Event)
-	resp, rerr := s.Result()
-	if cause, ok := transport.CallbackCause(err); ok {
-		return resp, cause // the caller's own error, returned as it is
-	}
-	var be *backend.Error
-	switch {
-	case errors.As(err, &be):
-		return resp, be
-	case err != nil && err != io.EOF:
-		return resp, fail(k, err, true, out.Consumed())
-	}
-	return resp, rerr
+	return s.Read(k, body)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -127,17 +126,5 @@ func serverStream(watchdog *transport.Watchdog, body io.Reader, start time.Time,
 	s := chatwire.NewChatStream(name, start, out, func(data []byte) error {
 		return &backend.Error{Kind: backend.KindServer, Backend: name, Message: serverMessage(data), Consumed: out.Consumed()}
 	})
-	err := chatwire.ReadEvents(watchdog.Reader(body), s.Event)
-	resp, rerr := s.Result()
-	if cause, ok := transport.CallbackCause(err); ok {
-		return resp, cause // the caller's own error, returned as it is
-	}
-	var be *backend.Error
-	switch {
-	case errors.As(err, &be):
-		return resp, be
-	case err != nil && err != io.EOF:
-		return resp, watchdog.Fail(err, backend.KindStreamCut, out.Consumed())
-	}
-	return resp, rerr
+	return s.Read(watchdog, body)
 }

@@ -110,15 +110,17 @@ type Completion struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *Usage `json:"usage"`
-	// Timings is llama-server's: cache_n the reused prompt prefix,
-	// prompt_n the prompt tokens evaluated anew.
-	Timings *struct {
-		CacheN      *int    `json:"cache_n"`
-		PromptN     *int    `json:"prompt_n"`
-		PromptMS    float64 `json:"prompt_ms"`
-		PredictedMS float64 `json:"predicted_ms"`
-	} `json:"timings"`
+	Usage   *Usage   `json:"usage"`
+	Timings *Timings `json:"timings"` // llama-server's
+}
+
+// Timings is llama-server's: cache_n the reused prompt prefix, prompt_n
+// the prompt tokens evaluated anew.
+type Timings struct {
+	CacheN      *int    `json:"cache_n"`
+	PromptN     *int    `json:"prompt_n"`
+	PromptMS    float64 `json:"prompt_ms"`
+	PredictedMS float64 `json:"predicted_ms"`
 }
 
 // Response reads a non-streamed completion into a backend.Response: the

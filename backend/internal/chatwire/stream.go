@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -29,15 +30,9 @@ type StreamChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *Usage `json:"usage"`
-	// Timings is llama-server's (see Completion).
-	Timings *struct {
-		CacheN      *int    `json:"cache_n"`
-		PromptN     *int    `json:"prompt_n"`
-		PromptMS    float64 `json:"prompt_ms"`
-		PredictedMS float64 `json:"predicted_ms"`
-	} `json:"timings"`
-	Error json.RawMessage `json:"error"`
+	Usage   *Usage          `json:"usage"`
+	Timings *Timings        `json:"timings"` // llama-server's
+	Error   json.RawMessage `json:"error"`
 }
 
 // DeltaCall is one piece of a streamed tool call: the first piece of a
@@ -217,6 +212,25 @@ func (s *ChatStream) Result() (backend.Response, error) {
 			Message: fmt.Sprintf("stream ended after %d events without finish_reason or [DONE]", s.n)}
 	}
 	return r, nil
+}
+
+// Read reads the whole stream from body, through the watchdog: the
+// answer with the server's or the caller's own error as it is, and a
+// failed read as a cut stream.
+func (s *ChatStream) Read(w *transport.Watchdog, body io.Reader) (backend.Response, error) {
+	err := ReadEvents(w.Reader(body), s.Event)
+	resp, rerr := s.Result()
+	if cause, ok := transport.CallbackCause(err); ok {
+		return resp, cause // the caller's own error, returned as it is
+	}
+	var be *backend.Error
+	switch {
+	case errors.As(err, &be):
+		return resp, be
+	case err != nil && err != io.EOF:
+		return resp, w.Fail(err, backend.KindStreamCut, s.out.Consumed())
+	}
+	return resp, rerr
 }
 
 // ReadEvents calls fn with the data of each server-sent event (data lines
