@@ -69,6 +69,22 @@ func manyTools(n int) string {
 	return b.String()
 }
 
+const (
+	anOkTool        = `{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}`
+	anBadSchemaTool = `{"name":"f","input_schema":{"type":"object","properties":{"a":{"type":"strin"}}}}`
+)
+
+func manyAnTools(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"tool_%d","description":"Tool number %d does one thing well.","input_schema":{"type":"object","properties":{"path":{"type":"string","description":"A path."}}}}`, i, i)
+	}
+	return b.String()
+}
+
 func TestBadInput(t *testing.T) {
 	user := `"messages":[{"role":"user","content":"hi"}]`
 	tests := []struct {
@@ -97,7 +113,23 @@ func TestBadInput(t *testing.T) {
 		{"anthropic server tool", apiAnthropic, "/v1/messages", `{"model":"m","max_tokens":10,` + user + `,"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, 400, "tools[0].type"},
 		{"anthropic image", apiAnthropic, "/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]}`, 400, "messages[0].content[0]"},
 		{"anthropic bad tool_choice", apiAnthropic, "/v1/messages", `{"model":"m","max_tokens":10,` + user + `,"tool_choice":{"type":"maybe"}}`, 400, "tool_choice.type"},
+		{"anthropic schema that does not compile", apiAnthropic, "/v1/messages", `{"model":"m","max_tokens":10,` + user + `,"tools":[` + anBadSchemaTool + `]}`, 400, "tools[0]"},
+		{"anthropic colliding tool names", apiAnthropic, "/v1/messages", `{"model":"m","max_tokens":10,` + user + `,"tools":[` + anOkTool + `,` + anOkTool + `]}`, 400, "tools[1]"},
+		{"anthropic 10,000 tools", apiAnthropic, "/v1/messages", `{"model":"m","max_tokens":10,` + user + `,"tools":[` + manyAnTools(10000) + `]}`, 400, "tools"},
+		{"count_tokens malformed", apiAnthropic, "/v1/messages/count_tokens", `{"model":`, 400, "body"},
+		{"count_tokens wrong type", apiAnthropic, "/v1/messages/count_tokens", `{"model":"m","messages":"hi"}`, 400, "messages"},
+		{"count_tokens schema that does not compile", apiAnthropic, "/v1/messages/count_tokens", `{"model":"m",` + user + `,"tools":[` + anBadSchemaTool + `]}`, 400, "tools[0]"},
+		{"count_tokens colliding tool names", apiAnthropic, "/v1/messages/count_tokens", `{"model":"m",` + user + `,"tools":[` + anOkTool + `,` + anOkTool + `]}`, 400, "tools[1]"},
+		{"count_tokens unknown tool_use_id", apiAnthropic, "/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"r"}]}]}`, 400, "messages[0].content.tool_use_id"},
 		{"ollama malformed", apiOllama, "/api/chat", `{`, 400, "body"},
+		{"ollama wrong type", apiOllama, "/api/chat", `{"model":"m","messages":"hi"}`, 400, "messages"},
+		{"ollama wrong type of num_predict", apiOllama, "/api/chat", `{"model":"m",` + user + `,"options":{"num_predict":"ten"}}`, 400, "num_predict"},
+		{"ollama schema that does not compile", apiOllama, "/api/chat", `{"model":"m",` + user + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"strin"}}}}}]}`, 400, "tools[0]"},
+		{"ollama colliding tool names", apiOllama, "/api/chat", `{"model":"m",` + user + `,"tools":[` + okTool + `,` + okTool + `]}`, 400, "tools[1]"},
+		{"ollama 10,000 tools", apiOllama, "/api/chat", `{"model":"m",` + user + `,"tools":[` + manyTools(10000) + `]}`, 400, "tools"},
+		{"ollama unknown tool_call_id", apiOllama, "/api/chat", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"call_x","content":"r"}]}`, 400, "messages[1].tool_call_id"},
+		{"ollama logprobs", apiOllama, "/api/chat", `{"model":"m",` + user + `,"logprobs":true}`, 400, "logprobs"},
+		{"ollama top_logprobs", apiOllama, "/api/chat", `{"model":"m",` + user + `,"top_logprobs":3}`, 400, "top_logprobs"},
 		{"ollama format", apiOllama, "/api/chat", `{"model":"m",` + user + `,"format":"json"}`, 400, "format"},
 		{"ollama orphan result", apiOllama, "/api/chat", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","content":"r","tool_name":"x"}]}`, 400, "messages[1]"},
 	}
@@ -122,13 +154,27 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestOversizedBody: a body past --max-body is 413 (Request Entity Too
+// Large: the request is refused for its size, not its content) in the
+// caller's error shape on every door.
 func TestOversizedBody(t *testing.T) {
-	srv := startServer(t, Config{MaxBody: 1024}, testModel(t, &scriptBackend{}))
-	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("a", 4096) + `"}]}`
-	status, body, _ := post(t, srv.URL+"/v1/chat/completions", big, nil)
-	msg, _ := errorText(apiOpenAI, body)
-	if status != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "1024 bytes") {
-		t.Errorf("status %d, message %q; want 413 naming the limit", status, msg)
+	b := &scriptBackend{}
+	srv := startServer(t, Config{MaxBody: 1024}, testModel(t, b))
+	big := `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"` + strings.Repeat("a", 4096) + `"}]}`
+	for _, c := range []struct{ api, path string }{
+		{apiOpenAI, "/v1/chat/completions"},
+		{apiAnthropic, "/v1/messages"},
+		{apiAnthropic, "/v1/messages/count_tokens"},
+		{apiOllama, "/api/chat"},
+	} {
+		status, body, _ := post(t, srv.URL+c.path, big, nil)
+		msg, shaped := errorText(c.api, body)
+		if status != http.StatusRequestEntityTooLarge || !shaped || !strings.Contains(msg, "1024 bytes") {
+			t.Errorf("%s: status %d, body %v; want 413 in %s's error shape naming the limit", c.path, status, body, c.api)
+		}
+	}
+	if n := len(b.reqs()); n != 0 {
+		t.Errorf("oversized requests reached the model %d times", n)
 	}
 }
 
@@ -210,4 +256,16 @@ func FuzzDecoders(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodeAll(data)
 	})
+}
+
+// TestCountTokensLargeCatalog: count_tokens counts a catalog too large for
+// the model's window rather than refusing it: the count is what it asks.
+func TestCountTokensLargeCatalog(t *testing.T) {
+	m := testModel(t, &scriptBackend{})
+	m.Window = 8192
+	srv := startServer(t, Config{}, m)
+	status, body, _ := post(t, srv.URL+"/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[`+manyAnTools(10000)+`]}`, nil)
+	if n, _ := body["input_tokens"].(float64); status != http.StatusOK || int(n) <= m.Window {
+		t.Errorf("status %d, body %v; want 200 and a count past the window of %d", status, body, m.Window)
+	}
 }

@@ -24,7 +24,11 @@ type olRequest struct {
 	Tools    []json.RawMessage `json:"tools"`
 	Stream   *bool             `json:"stream"`
 	Format   json.RawMessage   `json:"format"`
-	Options  struct {
+	// Logprobs and TopLogprobs (newer Ollama clients send them) ask for what the server
+	// cannot give: they are refused, not dropped.
+	Logprobs    *bool `json:"logprobs"`
+	TopLogprobs *int  `json:"top_logprobs"`
+	Options     struct {
 		Temperature *float64        `json:"temperature"`
 		TopP        *float64        `json:"top_p"`
 		TopK        *int            `json:"top_k"`
@@ -69,6 +73,12 @@ func decodeOllama(data []byte) (Request, olRequest, error) {
 	}
 	if len(in.Format) > 0 && !isNullOrEmpty(in.Format) && string(bytes.TrimSpace(in.Format)) != `""` {
 		return req, in, badField("format", "structured output is not served with tools")
+	}
+	if in.Logprobs != nil && *in.Logprobs {
+		return req, in, badField("logprobs", "log probabilities are not served")
+	}
+	if in.TopLogprobs != nil && *in.TopLogprobs > 0 {
+		return req, in, badField("top_logprobs", "log probabilities are not served")
 	}
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		req.MaxTokens = *o.NumPredict
