@@ -48,6 +48,11 @@ var syntheticTemplates = []struct {
 	// print as a Python dict in the Go engine and raise in Jinja2).
 	{"string-args.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, CallOpen: "<@call@>", ArgsPrefix: "<@args@>", CallClose: "<@/call@>", Stop: []string{"<@end@>"}}, ""},
+	// Reasoning right after the turn header, with no opener of its own:
+	// the header is not taken for one (calls would read as reasoning).
+	{"header-reasoning.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyJSONList, CallOpen: "<acts>", CallClose: "</acts>", NameKey: "name", ArgsKey: "arguments",
+		Stop: []string{"~end~"}}, ""},
 	// Reasoning only from a thinking block, closed by a "[/…]" token.
 	{"block-reasoning.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, CallOpen: "[ACT]", ArgsPrefix: "[WITH]", ReasoningOpen: "[MUSE]", ReasoningClose: "[/MUSE]",
