@@ -199,6 +199,9 @@ var lfm2JSONSyntax = Syntax{CallOpen: "<|tool_call_start|>", CallClose: "<|tool_
 
 var llamaBareSyntax = Syntax{Body: BodyJSON, NameKey: "name", ArgsKey: "parameters", CallClose: "<|eom_id|>"}
 
+var minicpmSyntax = Syntax{CallOpen: `<function name="`, CallClose: "</function>", NameSuffix: `">`, Body: BodyPairs,
+	KeyOpen: `<param name="`, KeyClose: `">`, ValueClose: "</param>"}
+
 var functionary32Syntax = Syntax{Label: "functionary-v3.2", CallOpen: ">>>", NameSuffix: "\n", Body: BodyNameJSON}
 
 // syntaxCases are written to the shape of what the models write (Kimi
@@ -303,6 +306,12 @@ var syntaxCases = []struct {
 		KeyOpen: "<arg_key>", KeyClose: "</arg_key>", ValueOpen: "<arg_value>", ValueClose: "</arg_value>"}, true,
 		"<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
 		view{Calls: []string{`get_weather{"location":"Paris"}`}}},
+	{"a CDATA section holds a value's text as it is: MiniCPM5", minicpmSyntax, true,
+		`<function name="read_file"><param name="path"><![CDATA[a <b>&</b> </param> c.txt]]></param><param name="limit">5</param></function>`,
+		view{Calls: []string{`read_file{"path":"a <b>&</b> </param> c.txt","limit":5}`}}},
+	{"CDATA after whitespace, text after it kept", minicpmSyntax, false,
+		"<function name=\"read_file\"><param name=\"path\">\n<![CDATA[x&y]]>.txt</param></function>",
+		view{Calls: []string{`read_file{"path":"x&y.txt"}`}}},
 	{"command-r7b reasoning skipped", Syntax{CallOpen: "<|START_ACTION|>", CallClose: "<|END_ACTION|>", Body: BodyJSONList, NameKey: "tool_name", ArgsKey: "parameters",
 		ReasoningOpen: "<|START_THINKING|>", ReasoningClose: "<|END_THINKING|>"}, true,
 		`<|START_THINKING|>I could write <|START_ACTION|>[{"tool_name": "read_file", "parameters": {}}]<|END_ACTION|><|END_THINKING|><|START_ACTION|>[{"tool_name": "get_weather", "parameters": {"location": "Paris"}}]<|END_ACTION|>`,
