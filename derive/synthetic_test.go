@@ -39,6 +39,10 @@ var syntheticTemplates = []struct {
 	{"indexed-sections.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, SectionOpen: "<|calls_begin|>", SectionClose: "<|calls_end|>", CallOpen: "<|call_begin|>",
 		NamePrefix: "functions.", IDPrefix: ":", ArgsPrefix: "<|arg_begin|>", CallClose: "<|call_end|>", Stop: []string{"<|eom|>"}}, ""},
+	// Each call's own id before its name.
+	{"id-first.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyNameJSON, SectionOpen: "<|acts|>", SectionClose: "<|/acts|>", CallOpen: "<|act|>", IDFirst: true,
+		NamePrefix: "<|fn|>", ArgsPrefix: "<|in|>", CallClose: "<|/act|>", Stop: []string{"<|eom|>"}}, ""},
 	// The id written where the name goes: only the named-ids style shows
 	// the name.
 	{"id-head.jinja", templates.SpecialTokens{}, parse.Syntax{
