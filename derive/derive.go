@@ -268,12 +268,29 @@ func learnReasoning(rs *renders, answer, genPrompt string) (open, close string, 
 			// special tokens count here.
 			open, close = reasoningMarkers(rs, probeThinkingBlock, answer, true)
 		}
+		if open != "" && opensTurn(rs, answer) {
+			// Apriel 1.6 writes reasoning right after the turn header and
+			// ends it with a marker: the header opens every turn, not the
+			// reasoning, and taken as the opener it would make every call
+			// turn read as reasoning.
+			open, close = "", ""
+		}
 	}
 	g := lastPiece(genPrompt)
 	if isPlainTag(g) && (open == "" || open == g) {
 		return g, "</" + g[1:], true
 	}
 	return open, close, open != "" && promptOpensReasoning(rs, open)
+}
+
+// opensTurn: the reasoning takes the answer's place after the same
+// text (the turn header), so what precedes it opens the turn, not a
+// reasoning block. gpt-oss's analysis channel and Qwen3's <think> differ
+// from what precedes an answer.
+func opensTurn(rs *renders, answer string) bool {
+	withReasoning, err := rs.get(probeReasoning)
+	i, j := strings.Index(withReasoning, sentinelReasoning), strings.Index(answer, sentinelAnswer)
+	return err == nil && i >= 0 && j >= 0 && withReasoning[:i] == answer[:j]
 }
 
 // promptOpensReasoning: the prompt with its generation prompt is where the

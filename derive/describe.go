@@ -63,6 +63,9 @@ func SyntaxFields(s parse.Syntax) []Field {
 	q("call separator", s.CallSeparator)
 	q("name key", s.NameKey)
 	q("arguments key", s.ArgsKey)
+	if s.IDFirst {
+		f = append(f, Field{"id before the name", "yes"})
+	}
 	q("name prefix", s.NamePrefix)
 	q("name suffix", s.NameSuffix)
 	q("id prefix", s.IDPrefix)

@@ -44,7 +44,8 @@
 // and what separates the two give, by common suffix and prefix, the call
 // opener, the call closer, the separator and a section around all calls;
 // gaps between name, id and arguments give their prefixes (an id is the
-// probe's own id or a per-call index). Besides JSON, the arguments may be
+// probe's own id or a per-call index; a call's own id right before what
+// precedes its name comes first: Syntax.IDFirst). Besides JSON, the arguments may be
 // an object with bare keys whose strings sit between a quote token
 // (FunctionGemma's <escape>, Gemma 4's <|"|>: Syntax.Quote), the name may
 // be the call object's key ({"NAME": {…}}, Syntax.NameAsKey), and the text

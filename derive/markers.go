@@ -34,11 +34,19 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 	// head is CallOpen and what precedes the name (or the JSON object);
 	// tail is what follows the core up to CallClose's end.
 	var head, tail string
+	idFirst := "" // the name prefix after an id that comes first
 	if c.parallel {
 		two := c.two
 		p1 := one[c.oneStart:c.site1.start]
 		mid := two[c.site2a.end:c.site2b.start]
 		s2 := two[c.site2b.end:c.twoEnd]
+		// Each call's own id right before what precedes its name (Solar
+		// Open's <|tool_call:begin|>ID<|tool_call:name|>NAME): the id
+		// comes first and the rest is the name prefix.
+		if pre, ok := idBeforeName(p1, mid); ok && (s.Body == parse.BodyNameJSON || s.Body == parse.BodyPairs) {
+			idFirst = pre
+			p1, mid = p1[:len(p1)-len(pre)-len(sentinelID1)], mid[:len(mid)-len(pre)-len(sentinelID2)]
+		}
 		h := commonSuffix(p1, mid)
 		t := commonPrefix(mid, s2)
 		if t+h > len(mid) {
@@ -60,6 +68,7 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 		s.CallOpen, s.CallClose = strings.TrimSpace(head), strings.TrimSpace(tail)
 	case parse.BodyNameJSON:
 		s.CallOpen, s.NamePrefix = splitHead(head)
+		setIDFirst(&s, idFirst)
 		s.Quote = c.site1.quote
 		learnNameJSON(c, &s)
 		if open := s.CallOpen + s.NamePrefix; open != "" && strings.Contains(one[c.site1.argsAt:c.site1.argsEnd], open) {
@@ -73,6 +82,7 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 		}
 	case parse.BodyPairs:
 		s.CallOpen, s.NamePrefix = splitHead(head)
+		setIDFirst(&s, idFirst)
 		learnPairs(one, c.site1, &s)
 		if k := c.site1.keys; len(k) > 1 {
 			v := c.site1.values
@@ -87,6 +97,26 @@ func learnSyntax(c *callRenders) (parse.Syntax, []string) {
 		s.CallOpen, s.CallClose = strings.TrimSpace(head), strings.TrimSpace(tail)
 	}
 	return s, notes
+}
+
+// idBeforeName: the probe ids end p1 (before call 1's name) and mid
+// (before call 2's) but for the same text after them, which it returns.
+func idBeforeName(p1, mid string) (string, bool) {
+	i, j := strings.LastIndex(p1, sentinelID1), strings.LastIndex(mid, sentinelID2)
+	if i < 0 || j < 0 || p1[i+len(sentinelID1):] != mid[j+len(sentinelID2):] || strings.TrimSpace(p1[i+len(sentinelID1):]) == "" {
+		return "", false
+	}
+	return p1[i+len(sentinelID1):], true
+}
+
+// setIDFirst makes the name prefix found after a leading id the syntax's.
+func setIDFirst(s *parse.Syntax, namePrefix string) {
+	if namePrefix == "" {
+		return
+	}
+	if s.NamePrefix == "" {
+		s.IDFirst, s.NamePrefix = true, namePrefix
+	}
 }
 
 // splitHead splits what precedes the tool name into CallOpen (its first

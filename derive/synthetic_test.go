@@ -39,6 +39,10 @@ var syntheticTemplates = []struct {
 	{"indexed-sections.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, SectionOpen: "<|calls_begin|>", SectionClose: "<|calls_end|>", CallOpen: "<|call_begin|>",
 		NamePrefix: "functions.", IDPrefix: ":", ArgsPrefix: "<|arg_begin|>", CallClose: "<|call_end|>", Stop: []string{"<|eom|>"}}, ""},
+	// Each call's own id before its name.
+	{"id-first.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyNameJSON, SectionOpen: "<|acts|>", SectionClose: "<|/acts|>", CallOpen: "<|act|>", IDFirst: true,
+		NamePrefix: "<|fn|>", ArgsPrefix: "<|in|>", CallClose: "<|/act|>", Stop: []string{"<|eom|>"}}, ""},
 	// The id written where the name goes: only the named-ids style shows
 	// the name.
 	{"id-head.jinja", templates.SpecialTokens{}, parse.Syntax{
@@ -48,6 +52,11 @@ var syntheticTemplates = []struct {
 	// print as a Python dict in the Go engine and raise in Jinja2).
 	{"string-args.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, CallOpen: "<@call@>", ArgsPrefix: "<@args@>", CallClose: "<@/call@>", Stop: []string{"<@end@>"}}, ""},
+	// Reasoning right after the turn header, with no opener of its own:
+	// the header is not taken for one (calls would read as reasoning).
+	{"header-reasoning.jinja", templates.SpecialTokens{}, parse.Syntax{
+		Body: parse.BodyJSONList, CallOpen: "<acts>", CallClose: "</acts>", NameKey: "name", ArgsKey: "arguments",
+		Stop: []string{"~end~"}}, ""},
 	// Reasoning only from a thinking block, closed by a "[/…]" token.
 	{"block-reasoning.jinja", templates.SpecialTokens{}, parse.Syntax{
 		Body: parse.BodyNameJSON, CallOpen: "[ACT]", ArgsPrefix: "[WITH]", ReasoningOpen: "[MUSE]", ReasoningClose: "[/MUSE]",

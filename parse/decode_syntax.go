@@ -255,6 +255,12 @@ func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 				a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i, Message: fmt.Sprintf("write %s after %s", m.valueOpen, m.keyClose)}
 			}
 		}
+		// A CDATA section holds its text as it is (MiniCPM5 writes string
+		// values with '<' or '&' in one): markers inside it are text.
+		cdata, inCDATA := "", false
+		if c, end, ok := cdataAt(body, i); ok {
+			cdata, inCDATA, i = c, true, end
+		}
 		// A value ends at ValueClose or (lenient) at the next key.
 		lim := len(body)
 		if n := strings.Index(body[i:], m.keyOpen); n >= 0 {
@@ -272,6 +278,9 @@ func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 		}
 		v := strings.TrimPrefix(body[i:i+stop], m.lead)
 		v = strings.TrimSuffix(v, m.trail)
+		if inCDATA {
+			v = cdata + v
+		}
 		if text {
 			a.add(key, v, base+i)
 		} else {
@@ -286,6 +295,22 @@ func (p *Parser) decodePairs(s *synSpec, name, body string, base int) dcall {
 		rep = 0
 	}
 	return a.call(rep)
+}
+
+// cdataAt reads an XML CDATA section at body[i:] (after whitespace): its
+// text and the index after its "]]>".
+func cdataAt(body string, i int) (text string, end int, ok bool) {
+	const open, close = "<![CDATA[", "]]>"
+	j := i + len(body[i:]) - len(strings.TrimLeft(body[i:], " \t\r\n"))
+	if !strings.HasPrefix(body[j:], open) {
+		return "", 0, false
+	}
+	j += len(open)
+	e := strings.Index(body[j:], close)
+	if e < 0 {
+		return "", 0, false
+	}
+	return body[j : j+e], j + e + len(close), true
 }
 
 // syntaxName finds the tool name at the start of a syntax block's body w

@@ -95,6 +95,11 @@ type Syntax struct {
 	// a call id that runs up to ArgsPrefix: Kimi K2 ":0", Mistral Small 3.2
 	// "[CALL_ID]abc123XYZ". The id becomes the call's ID.
 	IDPrefix string
+	// IDFirst, for BodyNameJSON and BodyPairs, says the call's id comes
+	// first, right after CallOpen, and runs up to NamePrefix (which must
+	// be set): Solar Open's <|tool_call:begin|>ID<|tool_call:name|>NAME.
+	// The id is one word and becomes the call's ID.
+	IDFirst bool
 	// Quote, for BodyNameJSON, says the arguments are written in an object
 	// notation with bare keys whose strings sit between Quote tokens
 	// instead of JSON's quotes; numbers, true, false and nested objects
@@ -202,6 +207,9 @@ func (s Syntax) Validate() error {
 	}
 	if s.Quote != "" && (s.Body != BodyNameJSON || strings.TrimSpace(s.Quote) != s.Quote) {
 		return bad("Quote is a token for name-then-object bodies")
+	}
+	if s.IDFirst && (s.Body != BodyNameJSON && s.Body != BodyPairs || strings.TrimSpace(s.NamePrefix) == "") {
+		return bad("IDFirst needs a name-then-object or pairs body and a NamePrefix after the id")
 	}
 	if s.NameAsKey && s.Body != BodyJSON && s.Body != BodyJSONList {
 		return bad("NameAsKey is for JSON bodies")

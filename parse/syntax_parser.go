@@ -489,6 +489,12 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 	}
 	from := i
 	var v verdict
+	var firstID string
+	if s.IDFirst {
+		if firstID, i, v = s.idFirstAt(body, i, eof, more); v != vYes {
+			return head{}, v
+		}
+	}
 	if i, v = skipPiecesVerdict(body, i, s.namePrefix, more); v != vYes {
 		return head{}, v
 	}
@@ -565,6 +571,9 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 			h.id = strings.TrimSpace(string(body[from:k]))
 		}
 	}
+	if s.IDFirst {
+		h.id = firstID
+	}
 	if s.Body == BodyPairs {
 		h.args = k
 		return h, vYes
@@ -581,6 +590,25 @@ func (s *synSpec) head1(body []byte, eof bool) (head, verdict) {
 	}
 	h.args = j
 	return h, vYes
+}
+
+// idFirstAt reads the id that IDFirst puts before NamePrefix at body[i:]:
+// one word (possibly empty), then the name prefix, which is left for the
+// caller to skip.
+func (s *synSpec) idFirstAt(body []byte, i int, eof bool, more verdict) (string, int, verdict) {
+	w := body[i:min(len(body), i+maxHead)]
+	e := indexString(w, s.namePrefix[0])
+	if e < 0 {
+		if len(body)-i >= maxHead || eof {
+			return "", i, vNo
+		}
+		return "", i, more
+	}
+	id := strings.TrimSpace(string(w[:e]))
+	if strings.ContainsAny(id, " \t\r\n") {
+		return "", i, vNo
+	}
+	return id, i + e, vYes
 }
 
 // callIDAt reads [IDPrefix id] at body[k:], the id running up to

@@ -199,6 +199,12 @@ var lfm2JSONSyntax = Syntax{CallOpen: "<|tool_call_start|>", CallClose: "<|tool_
 
 var llamaBareSyntax = Syntax{Body: BodyJSON, NameKey: "name", ArgsKey: "parameters", CallClose: "<|eom_id|>"}
 
+var solarSyntax = Syntax{SectionOpen: "<|tool_calls|>", SectionClose: "<|calls|>", CallOpen: "<|tool_call:begin|>", IDFirst: true,
+	NamePrefix: "<|tool_call:name|>", Body: BodyNameJSON, ArgsPrefix: "<|tool_call:args|>", CallClose: "<|tool_call:end|>"}
+
+var minicpmSyntax = Syntax{CallOpen: `<function name="`, CallClose: "</function>", NameSuffix: `">`, Body: BodyPairs,
+	KeyOpen: `<param name="`, KeyClose: `">`, ValueClose: "</param>"}
+
 var functionary32Syntax = Syntax{Label: "functionary-v3.2", CallOpen: ">>>", NameSuffix: "\n", Body: BodyNameJSON}
 
 // syntaxCases are written to the shape of what the models write (Kimi
@@ -303,6 +309,19 @@ var syntaxCases = []struct {
 		KeyOpen: "<arg_key>", KeyClose: "</arg_key>", ValueOpen: "<arg_value>", ValueClose: "</arg_value>"}, true,
 		"<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
 		view{Calls: []string{`get_weather{"location":"Paris"}`}}},
+	{"the id before the name: Solar Open", solarSyntax, true,
+		`Sure.<|tool_calls|><|tool_call:begin|>abc123<|tool_call:name|>get_weather<|tool_call:args|>{"location": "Paris"}<|tool_call:end|>` +
+			`<|tool_call:begin|>x-9<|tool_call:name|>read_file<|tool_call:args|>{"path": "a.txt"}<|tool_call:end|><|calls|>`,
+		view{Content: "Sure.", Calls: []string{`get_weather{"location":"Paris"}`, `read_file{"path":"a.txt"}`}}},
+	{"the id before the name: two words are no id", solarSyntax, true,
+		`<|tool_calls|><|tool_call:begin|>abc 123<|tool_call:name|>get_weather<|tool_call:args|>{}<|tool_call:end|><|calls|>`,
+		view{Errors: []string{"missing_name"}}},
+	{"a CDATA section holds a value's text as it is: MiniCPM5", minicpmSyntax, true,
+		`<function name="read_file"><param name="path"><![CDATA[a <b>&</b> </param> c.txt]]></param><param name="limit">5</param></function>`,
+		view{Calls: []string{`read_file{"path":"a <b>&</b> </param> c.txt","limit":5}`}}},
+	{"CDATA after whitespace, text after it kept", minicpmSyntax, false,
+		"<function name=\"read_file\"><param name=\"path\">\n<![CDATA[x&y]]>.txt</param></function>",
+		view{Calls: []string{`read_file{"path":"x&y.txt"}`}}},
 	{"command-r7b reasoning skipped", Syntax{CallOpen: "<|START_ACTION|>", CallClose: "<|END_ACTION|>", Body: BodyJSONList, NameKey: "tool_name", ArgsKey: "parameters",
 		ReasoningOpen: "<|START_THINKING|>", ReasoningClose: "<|END_THINKING|>"}, true,
 		`<|START_THINKING|>I could write <|START_ACTION|>[{"tool_name": "read_file", "parameters": {}}]<|END_ACTION|><|END_THINKING|><|START_ACTION|>[{"tool_name": "get_weather", "parameters": {"location": "Paris"}}]<|END_ACTION|>`,
@@ -355,6 +374,8 @@ func TestNewSyntaxRejectsBadSyntax(t *testing.T) {
 		{Body: BodyPairs, KeyOpen: "<k>", KeyClose: "</k>", ValueClose: "</v>"},
 		{Body: 99, CallOpen: "<x>"},
 		{Body: BodyPython, CallOpen: "<x>", ReasoningOpen: "<think>"},
+		{Body: BodyNameJSON, CallOpen: "<x>", ArgsPrefix: "<a>", IDFirst: true},
+		{Body: BodyJSON, CallOpen: "<x>", NameKey: "name", ArgsKey: "arguments", NamePrefix: "<n>", IDFirst: true},
 	} {
 		if _, err := NewSyntax(s, Options{}); !errors.Is(err, ErrBadSyntax) {
 			t.Errorf("%+v: got %v, want ErrBadSyntax", s, err)
@@ -377,6 +398,27 @@ func TestAutoGemma4(t *testing.T) {
 		}
 		if d := cmp.Diff(want, viewOf(resultOf(merged(run(p, chunks))))); d != "" {
 			t.Errorf("chunks of %d (-want +got):\n%s", n, d)
+		}
+	}
+}
+
+// TestIDFirstGivesCallID: the id IDFirst reads before the name is the
+// call's ID, whole and in chunks.
+func TestIDFirstGivesCallID(t *testing.T) {
+	in := `<|tool_calls|><|tool_call:begin|>abc123<|tool_call:name|>get_weather<|tool_call:args|>{"location": "Paris"}<|tool_call:end|><|calls|>`
+	for n := 0; n <= 3; n++ {
+		parts := []string{in}
+		if n > 0 {
+			parts = chunked(in, n)
+		}
+		var ids []string
+		for _, e := range collectSyntax(t, solarSyntax, Options{Tools: fixtureTools(t), Strict: true}, parts) {
+			if e.Type == EventCall {
+				ids = append(ids, e.Call.ID)
+			}
+		}
+		if len(ids) != 1 || ids[0] != "abc123" {
+			t.Errorf("chunks of %d: ids %q, want [abc123]", n, ids)
 		}
 	}
 }
