@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/toolharness/toolharness/backend/llamacpp/llamacpptest"
 )
 
 // TestChatTemplateFlag renders with --chat-template from a file, an HF
@@ -69,16 +69,22 @@ func TestChatTemplateFlag(t *testing.T) {
 }
 
 // TestLlamacppNoTemplate: a server whose /props reports no chat template
-// is an error naming the flags, never a guess. It runs on the fake server:
-// a current llama-server always reports one (its ChatML default when the
-// model has none), an older one may not. A real server's template:
-// TestE2ELlamacppOwnTemplate.
+// is an error naming the flags, never a guess. The server is a stub: a
+// current llama-server always reports a template (its ChatML default when
+// the model has none; common_chat_templates_init), an older one may not.
+// A real server's template: TestE2ELlamacppOwnTemplate.
 func TestLlamacppNoTemplate(t *testing.T) {
-	srv := llamacpptest.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/props" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"default_generation_settings":{"n_ctx":4096},"total_slots":1,"model_path":"old.gguf","chat_template":"","bos_token":"<s>","eos_token":"</s>"}`)
+	}))
 	t.Cleanup(srv.Close)
-	srv.ChatTemplate = ""
 	_, err := modelFamily(context.Background(), serverRef{kind: "llamacpp", host: srv.URL}, "m", true, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "--template FAMILY or --chat-template FILE") {
+	if err == nil || !strings.Contains(err.Error(), "has no chat_template: pass --template FAMILY or --chat-template FILE") {
 		t.Errorf("no template in /props: err %v", err)
 	}
 }
