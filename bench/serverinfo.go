@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -39,7 +40,14 @@ func (s ServerInfo) Describe() string {
 	out := s.Software()
 	var models []string
 	for _, m := range slices.Sorted(maps.Keys(s.Models)) {
-		models = append(models, m+" "+shortHash(strings.TrimPrefix(s.Models[m], "sha256:")))
+		v := s.Models[m]
+		if strings.Contains(v, "/") {
+			// llama-server's model file: its name, not a cut-off path.
+			v = path.Base(v)
+		} else {
+			v = shortHash(strings.TrimPrefix(v, "sha256:"))
+		}
+		models = append(models, m+" "+v)
 	}
 	if len(models) > 0 {
 		out += " (" + strings.Join(models, ", ") + ")"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,7 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 		ServerBytes      int    `json:"server_bytes"`
 		Toolharness      string `json:"toolharness_rendering"`
 		Server           string `json:"server_rendering"`
+		Offset           *int   `json:"offset"`
 	}
 	if code > 1 || json.Unmarshal(out.Bytes(), &res) != nil {
 		return "loaded | error: " + cell(lastLine(errText))
@@ -154,6 +156,7 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 	if res.Equal != (res.Toolharness == res.Server) || (code == 0) != res.Equal {
 		t.Errorf("%s: templates verify said equal=%v (exit %d) of renderings that are equal=%v", c.name, res.Equal, code, res.Toolharness == res.Server)
 	}
+	verifyText(t, c, args, res.Equal, res.Offset, res.ToolharnessBytes)
 	if res.Equal {
 		return fmt.Sprintf("loaded | identical (%d bytes)", res.ToolharnessBytes)
 	}
@@ -167,6 +170,32 @@ func verifyOne(t *testing.T, c verifyCase, conv string) string {
 	}
 	return fmt.Sprintf("loaded | differ at byte %d of %d/%d: toolharness `%s`, server `%s`", *diff.Offset,
 		res.ToolharnessBytes, res.ServerBytes, cell(fmt.Sprintf("%q", diff.HarnessText)), cell(fmt.Sprintf("%q", diff.ServerText)))
+}
+
+// verifyText runs the same verify without --json: the exit status and the
+// text say what the JSON said (identical, or the byte where the renderings
+// differ and both sides of it).
+func verifyText(t *testing.T, c verifyCase, args []string, equal bool, offset *int, n int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--json" }), nil, &out, &errOut)
+	var want []string
+	switch {
+	case equal:
+		want = []string{"identical: ", fmt.Sprintf("renders the same %d bytes as the server", n)}
+	case offset != nil:
+		want = []string{fmt.Sprintf("differ at byte %d ", *offset), "\n  toolharness: \"", "\n  server:      \""}
+	default:
+		t.Errorf("%s: the renderings differ and --json gives no offset", c.name)
+	}
+	if wantCode := map[bool]int{true: 0, false: 1}[equal]; code != wantCode {
+		t.Errorf("%s: text verify exit %d, --json's %d", c.name, code, wantCode)
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("%s: text verify output lacks %q:\n%s", c.name, w, out.String())
+		}
+	}
 }
 
 // serverError is the line of a start-up failure that says why, without

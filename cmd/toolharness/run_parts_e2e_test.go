@@ -1,18 +1,60 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/toolharness/toolharness/backend/llamacpp/llamacpptest"
+	"github.com/toolharness/toolharness/internal/llamacpptest"
 )
 
-// TestRunPrintsTheAnswer: run prints the reply's content as the answer,
+// scriptingProxy is a proxy in front of a real llama-server that adds
+// llamacpptest.Exactly(reply()) as the grammar of every /completion, so the
+// model writes that reply whatever the CLI asked: the CLI itself has no
+// way to constrain a raw reply to given text.
+func scriptingProxy(t *testing.T, srv *llamacpptest.Server, reply func() string) string {
+	t.Helper()
+	target, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/completion" {
+			var body map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			body["grammar"] = llamacpptest.Exactly(reply())
+			mu.Unlock()
+			b, _ := json.Marshal(body)
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+			r.Header.Del("Content-Length")
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy.URL
+}
+
+// TestE2ERunPrintsTheAnswer: run prints the reply's content as the answer,
 // shows a thinking model's reasoning apart on stderr (or not at all with
 // --hide-reasoning) and never the markup around it; --json has the answer
-// and the reasoning apart.
-func TestRunPrintsTheAnswer(t *testing.T) {
+// and the reasoning apart. A real llama-server writes each reply.
+func TestE2ERunPrintsTheAnswer(t *testing.T) {
+	srv := llamacpptest.Start(t)
+	var reply string
+	host := scriptingProxy(t, srv, func() string { return reply })
 	for _, c := range []struct {
 		name, template, reply string
 	}{
@@ -21,10 +63,8 @@ func TestRunPrintsTheAnswer(t *testing.T) {
 	} {
 		for _, mode := range []string{"text", "json", "hide"} {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
-				srv := llamacpptest.New()
-				t.Cleanup(srv.Close)
-				srv.Script(srv.Tok.Tokenize(c.reply, false))
-				args := []string{"run", "--backend", "llamacpp", "--host", srv.URL, "--model", "m", "--mode", "raw",
+				reply = c.reply
+				args := []string{"run", "--backend", "llamacpp", "--host", host, "--model", "m", "--mode", "raw",
 					"--template", c.template, "--workspace", t.TempDir(), "--max-turns", "1"}
 				switch mode {
 				case "json":
