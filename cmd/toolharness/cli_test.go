@@ -71,6 +71,7 @@ func TestCLIConventions(t *testing.T) {
 	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
 	model := []string{"--host", dead, "--model", "m"}
+	noCases := file("nocases.yaml", "name: x\ncases: []\n")
 
 	cases := []cliCase{
 		// A server that is not there: one line, before any retry.
@@ -122,6 +123,13 @@ func TestCLIConventions(t *testing.T) {
 		{name: "tools check --tools -", args: []string{"tools", "check", "--tools", "-"}, stdin: toolsFixture, code: 1, stderr: "tools check: --tools -: standard input is already the command's input"},
 		{name: "parse --chunk -1", args: []string{"parse", "--chunk", "-1", raw}, code: 1, stderr: "parse: --chunk -1: must not be negative"},
 		{name: "parse --format nope", args: []string{"parse", "--format", "nope", raw}, code: 1, stderr: `parse: --format "nope": want one of `},
+
+		// A package's input error, read with errors.As: the file or flag,
+		// then the cause, without the package's words ("bench: suite: ").
+		{name: "bench run --suite without cases", args: []string{"bench", "run", "--host", dead, "--models", "x", "--suite", noCases},
+			code: 1, stderr: "bench run: " + noCases + ": no cases"},
+		{name: "run --mcp empty", args: append(append([]string{"run"}, model...), "--mcp", "x=", "hi"), code: 1,
+			stderr: `run: --mcp "x=": empty server spec (see toolharness run --help)`},
 
 		// bench corpus inputs.
 		{name: "bench corpus garbage", args: []string{"bench", "corpus", "--in", garbage}, code: 1, stderr: "bench corpus: " + garbage + ": none of the 2 non-empty lines is a record (line 1: not a JSON record: invalid character"},
