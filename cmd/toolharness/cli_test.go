@@ -64,6 +64,7 @@ func TestCLIConventions(t *testing.T) {
 	binTemplate := file("model.jinja", "\x00\x01GGUX\xff\xfe")
 	nameNumber := file("namenumber.json", `[{"name":7}]`)
 	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
+	toolNumber := file("toolnumber.json", `[5]`)
 	qwenFolder := file("qwen3/chat_template.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
 	ggufQwen3Tokens := ollamatest.TemplateModel(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
 	noCalls := file("nocalls.jinja", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
@@ -207,6 +208,8 @@ func TestCLIConventions(t *testing.T) {
 			stderr: "tools list: " + nameNumber + `: tool 1: "name" is a number, want a string`},
 		{name: "tools list tools is a number", args: []string{"tools", "list", "--tools", toolsNumber}, code: 1,
 			stderr: "tools list: " + toolsNumber + `: tools: "tools" is a number, want a list`},
+		{name: "tools list tool is a number", args: []string{"tools", "list", "--tools", toolNumber}, code: 1,
+			stderr: "tools list: " + toolNumber + `: tool 1: a JSON number where an object was expected`},
 		{name: "tools lint finds every error", args: []string{"tools", "lint", "--tools", nameNumber}, code: 1, stdout: "tool 1", stderr: "tools lint: 1 error(s)"},
 
 		// bench run and compare load --chat-template once, before any case.
