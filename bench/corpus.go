@@ -120,7 +120,7 @@ func ScoreCorpus(r io.Reader, opts CorpusOptions) (CorpusResult, error) {
 		}
 	}
 	if n := len(res.Records); n > 0 && len(res.Unreadable) == n {
-		return res, fmt.Errorf("%w: none of the %d non-empty lines is a record (line %d: %s)", ErrNoRecords, n, res.Unreadable[0].Line,
+		return res, inputError(ErrNoRecords, "none of the %d non-empty lines is a record (line %d: %s)", n, res.Unreadable[0].Line,
 			strings.TrimPrefix(res.Unreadable[0].Message, fmt.Sprintf("input line %d: ", res.Unreadable[0].Line)))
 	}
 	return res, nil

@@ -372,7 +372,7 @@ func Formats() []string {
 // the formats.
 func ParseCells(models, formats, modes []string) ([]Cell, error) {
 	if len(models) == 0 || len(formats) == 0 || len(modes) == 0 {
-		return nil, errors.New("bench: give at least one model, format and mode")
+		return nil, inputError(nil, "give at least one model, format and mode")
 	}
 	known := append(Formats(), Native)
 	checks := []struct {
@@ -385,11 +385,11 @@ func ParseCells(models, formats, modes []string) ([]Cell, error) {
 			if slices.Contains(known, f) {
 				return nil
 			}
-			return fmt.Errorf("bench: --formats %q: want one of %s", f, strings.Join(known, ", "))
+			return inputError(nil, "--formats %q: want one of %s", f, strings.Join(known, ", "))
 		}},
 		{"--modes", modes, func(m string) error {
 			if _, err := backend.ParseMode(m); err != nil {
-				return fmt.Errorf("bench: --modes %q: want raw, chat or server", m)
+				return inputError(nil, "--modes %q: want raw, chat or server", m)
 			}
 			return nil
 		}},
@@ -401,7 +401,7 @@ func ParseCells(models, formats, modes []string) ([]Cell, error) {
 				return nil, err
 			}
 			if seen[v] {
-				return nil, fmt.Errorf("bench: %s: %q given twice", c.flag, v)
+				return nil, inputError(nil, "%s: %q given twice", c.flag, v)
 			}
 			seen[v] = true
 		}

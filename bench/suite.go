@@ -63,7 +63,7 @@ func DefaultSuite() (Suite, error) {
 func ReadSuiteFile(path string) (Suite, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Suite{}, fmt.Errorf("%w: %w", ErrSuite, err)
+		return Suite{}, inputError(ErrSuite, "%w", err)
 	}
 	s, err := ParseSuite(data)
 	if err != nil {
@@ -120,35 +120,35 @@ type wireExpect struct {
 func ParseSuite(data []byte) (Suite, error) {
 	js, err := chat.YAMLToJSON(data)
 	if err != nil {
-		return Suite{}, fmt.Errorf("%w: %w", ErrSuite, err)
+		return Suite{}, inputError(ErrSuite, "%w", err)
 	}
 	var w wireSuite
 	d := json.NewDecoder(bytes.NewReader(js))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&w); err != nil {
-		return Suite{}, fmt.Errorf("%w: %w", ErrSuite, err)
+		return Suite{}, inputError(ErrSuite, "%w", err)
 	}
 	s := Suite{Name: w.Name, Description: w.Description}
 	var shared []chat.Tool
 	if hasJSON(w.Tools) {
 		if shared, err = chat.ParseTools(w.Tools); err != nil {
-			return s, fmt.Errorf("%w: tools: %w", ErrSuite, err)
+			return s, inputError(ErrSuite, "tools: %w", err)
 		}
 	}
 	seen := map[string]bool{}
 	for i, wc := range w.Cases {
 		c, err := buildCase(wc, shared)
 		if err != nil {
-			return s, fmt.Errorf("%w: case %d (%s): %w", ErrSuite, i, wc.ID, err)
+			return s, inputError(ErrSuite, "case %d (%s): %w", i, wc.ID, err)
 		}
 		if seen[c.ID] {
-			return s, fmt.Errorf("%w: case %d: duplicate id %q", ErrSuite, i, c.ID)
+			return s, inputError(ErrSuite, "case %d: duplicate id %q", i, c.ID)
 		}
 		seen[c.ID] = true
 		s.Cases = append(s.Cases, c)
 	}
 	if len(s.Cases) == 0 {
-		return s, fmt.Errorf("%w: no cases", ErrSuite)
+		return s, inputError(ErrSuite, "no cases")
 	}
 	return s, nil
 }

@@ -127,6 +127,29 @@ func (e *SchemaError) Error() string {
 
 func (e *SchemaError) Unwrap() error { return e.Err }
 
+// Cause is Error without the package's words, for a command that names
+// the tool's file itself.
+func (e *SchemaError) Cause() string {
+	if e.Keyword == "" {
+		return fmt.Sprintf("tool %q: schema does not compile: %v", e.Tool, e.Err)
+	}
+	return fmt.Sprintf("tool %q: schema does not compile at %s: %v", e.Tool, e.Keyword, e.Err)
+}
+
+// RegisterError is a tool Register refuses for another reason than its
+// schema (no name, no handler, a name taken). Cause is the reason alone;
+// it wraps ErrDuplicate for a name taken.
+type RegisterError struct {
+	Msg string
+	Err error
+}
+
+func (e *RegisterError) Error() string { return "registry: " + e.Msg }
+func (e *RegisterError) Unwrap() error { return e.Err }
+
+// Cause is Error without the package's words.
+func (e *RegisterError) Cause() string { return e.Msg }
+
 // ErrDuplicate is returned (wrapped) when a name is registered twice.
 var ErrDuplicate = errors.New("registry: duplicate tool name")
 
@@ -135,13 +158,13 @@ var ErrDuplicate = errors.New("registry: duplicate tool name")
 func (r *Registry) Register(s Spec) error {
 	name := s.Tool.Name
 	if name == "" {
-		return errors.New("registry: tool without a name")
+		return &RegisterError{Msg: "tool without a name"}
 	}
 	if s.Handler == nil {
-		return fmt.Errorf("registry: tool %q: nil handler", name)
+		return &RegisterError{Msg: fmt.Sprintf("tool %q: nil handler", name)}
 	}
 	if name == ToolSearchName {
-		return fmt.Errorf("%w: %q is built in", ErrDuplicate, name)
+		return &RegisterError{Msg: fmt.Sprintf("duplicate tool name: %q is built in", name), Err: ErrDuplicate}
 	}
 	e, err := compileEntry(s)
 	if err != nil {
@@ -150,7 +173,7 @@ func (r *Registry) Register(s Spec) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.entries[name]; ok {
-		return fmt.Errorf("%w: %q", ErrDuplicate, name)
+		return &RegisterError{Msg: fmt.Sprintf("duplicate tool name: %q", name), Err: ErrDuplicate}
 	}
 	r.entries[name] = e
 	r.names = append(r.names, name)

@@ -227,8 +227,14 @@ func TestSchemaCompileErrors(t *testing.T) {
 	if err := r.Register(Spec{Tool: chat.Tool{Name: "a"}, Handler: nop}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(Spec{Tool: chat.Tool{Name: "a"}, Handler: nop}); !errors.Is(err, ErrDuplicate) {
+	err := r.Register(Spec{Tool: chat.Tool{Name: "a"}, Handler: nop})
+	if !errors.Is(err, ErrDuplicate) {
 		t.Errorf("duplicate: %v", err)
+	}
+	// The package's line for programs, the cause alone for a command.
+	var re *RegisterError
+	if !errors.As(err, &re) || err.Error() != `registry: duplicate tool name: "a"` || re.Cause() != `duplicate tool name: "a"` {
+		t.Errorf("duplicate: %v (%T)", err, err)
 	}
 }
 

@@ -86,7 +86,7 @@ Example:
 			res, err := bench.ScoreCorpus(io.TeeReader(in, hash), opts)
 			if errors.Is(err, bench.ErrNoRecords) {
 				// The sentinel's words are for programs; the line says it.
-				return fmt.Errorf("%s: %s", displayName(path), strings.TrimPrefix(err.Error(), bench.ErrNoRecords.Error()+": "))
+				return fmt.Errorf("%s: %s", displayName(path), userCause(err))
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", displayName(path), err)

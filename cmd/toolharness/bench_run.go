@@ -123,7 +123,7 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 	lr.formats, aliased = nativeAlias(splitList(c.StringSlice("formats")))
 	lr.models, lr.modes = models, splitList(c.StringSlice("modes"))
 	if lr.cells, err = bench.ParseCells(lr.models, lr.formats, lr.modes); err != nil {
-		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
+		return lr, usageError(c, "%s", userCause(err))
 	}
 	if c.Bool("constrained") && slices.Contains(lr.modes, string(backend.ModeServer)) {
 		return lr, usageError(c, "--constrained cannot be used with --modes server: the server constrains its own tool calls (or not)")
@@ -134,13 +134,13 @@ func checkLive(c *cli.Context, models []string) (liveRun, error) {
 			return lr, err
 		}
 		if lr.suite, err = bench.ParseSuite(data); err != nil {
-			return lr, fmt.Errorf("%s: %s", displayName(p), strings.TrimPrefix(err.Error(), "bench: "))
+			return lr, fmt.Errorf("%s: %s", displayName(p), userCause(err))
 		}
 	} else if lr.suite, err = bench.DefaultSuite(); err != nil {
 		return lr, err
 	}
 	if lr.endpoints, err = parseEndpoints(c); err != nil {
-		return lr, usageError(c, "%s", strings.TrimPrefix(err.Error(), "bench: "))
+		return lr, usageError(c, "%s", err)
 	}
 	if aliased {
 		// Said once the flags are good, so a bad flag stays one line.
@@ -251,13 +251,13 @@ func parseEndpoints(c *cli.Context) ([]bench.Endpoint, error) {
 		if u, num, ok := strings.Cut(r, "#"); ok {
 			v, err := strconv.Atoi(num)
 			if err != nil || v < 1 {
-				return nil, fmt.Errorf("bench: --endpoint %q: concurrency after # must be a positive number", r)
+				return nil, fmt.Errorf("--endpoint %q: concurrency after # must be a positive number", r)
 			}
 			url, n = u, v
 		}
 		url = normalizeHost(url)
 		if seen[url] {
-			return nil, fmt.Errorf("bench: --endpoint %s given twice", url)
+			return nil, fmt.Errorf("--endpoint %s given twice", url)
 		}
 		seen[url] = true
 		eps = append(eps, bench.Endpoint{URL: url, Concurrency: max(n, 1)})
@@ -290,7 +290,7 @@ func newAgentDriver(ctx context.Context, c *cli.Context, eps []bench.Endpoint) (
 		b = showing(b)
 		if d.Constrained && !b.Capabilities().Constrain {
 			closeShown()
-			return nil, nil, fmt.Errorf("bench: --constrained: the %s backend at %s cannot constrain output", c.String("backend"), ep.URL)
+			return nil, nil, fmt.Errorf("--constrained: the %s backend at %s cannot constrain output", c.String("backend"), ep.URL)
 		}
 		d.Backends[ep.URL] = b
 	}

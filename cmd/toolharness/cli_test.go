@@ -64,6 +64,7 @@ func TestCLIConventions(t *testing.T) {
 	binTemplate := file("model.jinja", "\x00\x01GGUX\xff\xfe")
 	nameNumber := file("namenumber.json", `[{"name":7}]`)
 	toolsNumber := file("toolsnumber.json", `{"tools":5}`)
+	toolNumber := file("toolnumber.json", `[5]`)
 	qwenFolder := file("qwen3/chat_template.jinja", readTestFile(t, "../../templates/testdata/official/Qwen-Qwen3-0.6B.jinja"))
 	ggufQwen3Tokens := ollamatest.TemplateModel(t, dir, "{% for m in messages %}{{ m.content }}{% endfor %}")
 	noCalls := file("nocalls.jinja", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
@@ -71,6 +72,7 @@ func TestCLIConventions(t *testing.T) {
 	glm := filepath.Join("..", "..", "templates", "testdata", "conformance", "templates", "zai-org-GLM-4.5.jinja")
 	unreachable := "cannot reach Ollama at " + dead + ": connection refused"
 	model := []string{"--host", dead, "--model", "m"}
+	noCases := file("nocases.yaml", "name: x\ncases: []\n")
 
 	cases := []cliCase{
 		// A server that is not there: one line, before any retry.
@@ -122,6 +124,13 @@ func TestCLIConventions(t *testing.T) {
 		{name: "tools check --tools -", args: []string{"tools", "check", "--tools", "-"}, stdin: toolsFixture, code: 1, stderr: "tools check: --tools -: standard input is already the command's input"},
 		{name: "parse --chunk -1", args: []string{"parse", "--chunk", "-1", raw}, code: 1, stderr: "parse: --chunk -1: must not be negative"},
 		{name: "parse --format nope", args: []string{"parse", "--format", "nope", raw}, code: 1, stderr: `parse: --format "nope": want one of `},
+
+		// A package's input error, read with errors.As: the file or flag,
+		// then the cause, without the package's words ("bench: suite: ").
+		{name: "bench run --suite without cases", args: []string{"bench", "run", "--host", dead, "--models", "x", "--suite", noCases},
+			code: 1, stderr: "bench run: " + noCases + ": no cases"},
+		{name: "run --mcp empty", args: append(append([]string{"run"}, model...), "--mcp", "x=", "hi"), code: 1,
+			stderr: `run: --mcp "x=": empty server spec (see toolharness run --help)`},
 
 		// bench corpus inputs.
 		{name: "bench corpus garbage", args: []string{"bench", "corpus", "--in", garbage}, code: 1, stderr: "bench corpus: " + garbage + ": none of the 2 non-empty lines is a record (line 1: not a JSON record: invalid character"},
@@ -199,6 +208,8 @@ func TestCLIConventions(t *testing.T) {
 			stderr: "tools list: " + nameNumber + `: tool 1: "name" is a number, want a string`},
 		{name: "tools list tools is a number", args: []string{"tools", "list", "--tools", toolsNumber}, code: 1,
 			stderr: "tools list: " + toolsNumber + `: tools: "tools" is a number, want a list`},
+		{name: "tools list tool is a number", args: []string{"tools", "list", "--tools", toolNumber}, code: 1,
+			stderr: "tools list: " + toolNumber + `: tool 1: a JSON number where an object was expected`},
 		{name: "tools lint finds every error", args: []string{"tools", "lint", "--tools", nameNumber}, code: 1, stdout: "tool 1", stderr: "tools lint: 1 error(s)"},
 
 		// bench run and compare load --chat-template once, before any case.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -425,27 +426,39 @@ var (
 	packagePrefix = regexp.MustCompile(`(^|: )chat: `)
 	toolIndex     = regexp.MustCompile(`\btools\[(\d+)\]: `)
 	noName        = regexp.MustCompile(`tool (\d+): tool without a name.*$`)
-	// jsonType is encoding/json's type mismatch, which names Go structs.
-	jsonType = regexp.MustCompile(`(?:tool: )?json: cannot unmarshal (\w+) into Go (?:struct field \w*\.|value of type )(\S+)(?: of type (\S+))?`)
 )
 
 // userMessage rewrites package chat's error wording for someone who wrote
-// the file: no package prefixes, tools counted from 1.
+// the file: no package prefixes, tools counted from 1, and encoding/json's
+// type mismatch (read with errors.As: its text names Go structs) said in
+// JSON's words.
 func userMessage(err error) string {
-	msg := packagePrefix.ReplaceAllString(err.Error(), "$1")
+	msg := err.Error()
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		// chat says "tool: " before the decoder's error; the words say it.
+		msg = strings.Replace(msg, "tool: "+ute.Error(), jsonTypeWords(ute), 1)
+		msg = strings.Replace(msg, ute.Error(), jsonTypeWords(ute), 1)
+	}
+	msg = packagePrefix.ReplaceAllString(msg, "$1")
 	msg = toolIndex.ReplaceAllStringFunc(msg, func(m string) string {
 		var i int
 		fmt.Sscanf(toolIndex.FindStringSubmatch(m)[1], "%d", &i)
 		return fmt.Sprintf("tool %d: ", i+1)
 	})
-	msg = noName.ReplaceAllString(msg, "tool $1 has no name")
-	return jsonType.ReplaceAllStringFunc(msg, func(m string) string {
-		sub := jsonType.FindStringSubmatch(m)
-		if sub[3] == "" { // "into Go value of type T": no field name
-			return fmt.Sprintf("a JSON %s where %s was expected", sub[1], goTypeWords(sub[2]))
-		}
-		return fmt.Sprintf("%q is a %s, want %s", sub[2], sub[1], goTypeWords(sub[3]))
-	})
+	return noName.ReplaceAllString(msg, "tool $1 has no name")
+}
+
+// jsonTypeWords says a JSON type mismatch without Go's names.
+func jsonTypeWords(e *json.UnmarshalTypeError) string {
+	want := "something else"
+	if e.Type != nil {
+		want = goTypeWords(e.Type.String())
+	}
+	if e.Field == "" {
+		return fmt.Sprintf("a JSON %s where %s was expected", e.Value, want)
+	}
+	return fmt.Sprintf("%q is a %s, want %s", e.Field, e.Value, want)
 }
 
 // goTypeWords says a Go type as JSON: "string" → "a string".

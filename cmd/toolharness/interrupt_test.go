@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolharness/toolharness/registry/mcp/mcptest"
 )
 
 // lockedBuffer collects a child's output while the test reads it.
@@ -67,6 +69,9 @@ func startChild(t *testing.T, args ...string) *child {
 	ch := &child{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan int, 1)}
 	ch.cmd = exec.Command(toolharnessBinary(t), args...)
 	ch.cmd.Stdout, ch.cmd.Stderr = ch.stdout, ch.stderr
+	// A process the child started (an MCP server) may outlive it holding
+	// its stderr: the child's end is its own exit.
+	ch.cmd.WaitDelay = 500 * time.Millisecond
 	var err error
 	if ch.stdin, err = ch.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -264,5 +269,72 @@ func TestInterruptBench(t *testing.T) {
 				t.Errorf("results lost the finished case (%v):\n%s", err, data)
 			}
 		})
+	}
+}
+
+// exitWithin waits up to d for the child to end and returns its status.
+func (ch *child) exitWithin(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case code := <-ch.done:
+		return code
+	case <-time.After(d):
+		t.Fatalf("still running %s after the second Ctrl-C\nstderr: %s", d, ch.stderr)
+	}
+	return -1
+}
+
+// TestInterruptTwiceRun: a second Ctrl-C while run is still ending the
+// interrupted work exits at once with 130. The work's cleanup here is slow
+// on purpose: the session's MCP server ignores the end of its input and
+// SIGTERM, so closing it takes about 10s (see envLingerMCP); one Ctrl-C
+// waits for that, two do not.
+func TestInterruptTwiceRun(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(exe, " \t") {
+		t.Fatalf("test binary path %q has spaces; --mcp splits the command at spaces: set GOTMPDIR to a path without spaces", exe)
+	}
+	t.Setenv(mcptest.EnvServe, "1") // inherited by the MCP server process
+	t.Setenv(envLingerMCP, "1")
+	srv := newScriptedOllama(t, stallReply)
+	ch := startChild(t, "run", "--host", srv.URL, "--model", "m", "--template", "qwen2.5",
+		"--mcp", "slow="+exe+" -test.run=^$", "--workspace", t.TempDir(), "add 2 and 3")
+	waitStall(t, srv)
+	ch.signal(t)
+	// The first Ctrl-C cancelled the generation; run is now closing the
+	// MCP server, which takes about 10s.
+	time.Sleep(300 * time.Millisecond)
+	ch.signal(t)
+	if code := ch.exitWithin(t, 5*time.Second); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130\nstderr: %s", code, ch.stderr)
+	}
+	if !strings.HasSuffix(ch.stderr.String(), "toolharness: run: interrupted again; exiting at once\n") {
+		t.Errorf("stderr:\n%s", ch.stderr)
+	}
+}
+
+// TestInterruptTwiceChat: two Ctrl-Cs in a row during a chat message end
+// the session at once with 130 (the first alone brings the prompt back,
+// see TestInterruptChat), whether the second lands while the message is
+// still being cancelled or once the prompt is back.
+func TestInterruptTwiceChat(t *testing.T) {
+	srv := newScriptedOllama(t, stallReply)
+	ch := startChild(t, "chat", "--host", srv.URL, "--model", "m", "--template", "qwen2.5", "--workspace", t.TempDir())
+	io.WriteString(ch.stdin, "first\n")
+	waitStall(t, srv)
+	ch.signal(t)
+	time.Sleep(5 * time.Millisecond)
+	ch.signal(t)
+	// stdin stays open: only the second Ctrl-C can end the session.
+	if code := ch.exitWithin(t, 5*time.Second); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130\nstderr: %s", code, ch.stderr)
+	}
+	last := ch.stderr.String()
+	if !strings.HasSuffix(last, "toolharness: chat: interrupted again; exiting at once\n") &&
+		!strings.HasSuffix(last, "toolharness: chat: interrupted at the prompt; 1 message(s) handled\n") {
+		t.Errorf("stderr:\n%s", last)
 	}
 }

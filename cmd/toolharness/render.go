@@ -149,7 +149,7 @@ func mustMarshal(v any) []byte {
 func conversationFlags(c *cli.Context) ([]chat.Message, []chat.Tool, time.Time, error) {
 	now, err := parseNow(c.String("now"), time.Now())
 	if err != nil {
-		return nil, nil, time.Time{}, usageError(c, "%s", strings.TrimPrefix(err.Error(), "render: "))
+		return nil, nil, time.Time{}, usageError(c, "%s", err)
 	}
 	conv, err := readConversationArg(c, "--messages", c.String("messages"))
 	if err != nil {
@@ -175,5 +175,5 @@ func parseNow(s string, def time.Time) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02", s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("render: --now %q is neither RFC3339 (2025-03-14T09:26:53Z) nor a date (2025-03-14)", s)
+	return time.Time{}, fmt.Errorf("--now %q is neither RFC3339 (2025-03-14T09:26:53Z) nor a date (2025-03-14)", s)
 }

@@ -109,7 +109,7 @@ func readToolSet(c *cli.Context) (toolSet, error) {
 	for _, spec := range c.StringSlice("mcp") {
 		s, err := mcp.ParseServer(spec)
 		if err != nil {
-			return ts, usageError(c, "--mcp %q: %s", spec, strings.TrimPrefix(err.Error(), "mcp: "))
+			return ts, usageError(c, "--mcp %q: %s", spec, userCause(err))
 		}
 		s.Timeout = ts.mcpTimeout
 		ts.mcp = append(ts.mcp, s)
@@ -213,7 +213,7 @@ func (ts toolSet) register(r *registry.Registry, declaredFiles bool) error {
 				}
 			}
 			if err := r.Register(registry.Spec{Tool: t, Handler: h}); err != nil {
-				return fmt.Errorf("%s: %s", f.path, strings.TrimPrefix(err.Error(), "registry: "))
+				return fmt.Errorf("%s: %s", f.path, userCause(err))
 			}
 		}
 	}

@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolharness/toolharness/registry/mcp/mcptest"
@@ -19,8 +24,24 @@ import (
 // the --mcp tests: started again with mcptest.EnvServe=1, it serves over
 // stdio instead of running tests.
 func TestMain(m *testing.M) {
+	if os.Getenv(envLingerMCP) == "1" && os.Getenv(mcptest.EnvServe) == "1" {
+		serveLingering()
+	}
 	mcptest.ServeIfAsked()
 	os.Exit(m.Run())
+}
+
+// envLingerMCP, set to "1" beside mcptest.EnvServe, makes the served MCP
+// server slow to stop, as a real one can be: it ignores SIGTERM and stays
+// 12s after its input ends, so closing it takes the MCP SDK's grace
+// periods (about 10s): a cleanup that a second Ctrl-C must not wait for.
+const envLingerMCP = "TOOLHARNESS_TEST_MCP_LINGER"
+
+func serveLingering() {
+	signal.Ignore(syscall.SIGTERM)
+	mcptest.NewServer().Run(context.Background(), &sdk.StdioTransport{})
+	time.Sleep(12 * time.Second)
+	os.Exit(0)
 }
 
 const toolsFixture = `[

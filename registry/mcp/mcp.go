@@ -81,9 +81,22 @@ func (s Server) request(ctx context.Context, what string, do func(context.Contex
 	return err
 }
 
+// SpecError is a server spec ParseServer cannot read. Cause is the
+// reason without the package's words, for a command that names the flag.
+type SpecError struct {
+	Msg string
+	Err error
+}
+
+func (e *SpecError) Error() string { return "mcp: " + e.Msg }
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Cause is Error without the package's words.
+func (e *SpecError) Cause() string { return e.Msg }
+
 // ParseServer reads a --mcp value: "[NAME=]COMMAND ARGS…" or
-// "[NAME=]http(s)://…". Without NAME the name is the command's base name
-// (or the URL's host).
+// "[NAME=]http(s)://…"; a spec it cannot read is a *SpecError. Without
+// NAME the name is the command's base name (or the URL's host).
 func ParseServer(spec string) (Server, error) {
 	spec = strings.TrimSpace(spec)
 	var s Server
@@ -91,12 +104,12 @@ func ParseServer(spec string) (Server, error) {
 		s.Name, spec = name, strings.TrimSpace(rest)
 	}
 	if spec == "" {
-		return Server{}, errors.New("mcp: empty server spec")
+		return Server{}, &SpecError{Msg: "empty server spec"}
 	}
 	if strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") {
 		u, err := url.Parse(spec)
 		if err != nil {
-			return Server{}, fmt.Errorf("mcp: server URL %q: %w", spec, err)
+			return Server{}, &SpecError{Msg: fmt.Sprintf("server URL %q: %v", spec, err), Err: err}
 		}
 		s.URL = spec
 		if s.Name == "" {

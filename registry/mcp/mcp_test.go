@@ -123,8 +123,10 @@ func TestParseServer(t *testing.T) {
 			t.Errorf("%q: got %+v want %+v", tt.in, got, tt.want)
 		}
 	}
-	if _, err := ParseServer("  "); err == nil {
-		t.Error("empty spec accepted")
+	_, err := ParseServer("  ")
+	var se *SpecError
+	if !errors.As(err, &se) || err.Error() != "mcp: empty server spec" || se.Cause() != "empty server spec" {
+		t.Errorf("empty spec: %v (%T)", err, err)
 	}
 	if ToolName("my server", "do.it") != "mcp__my_server__do_it" {
 		t.Error(ToolName("my server", "do.it"))
