@@ -17,7 +17,7 @@ func (c *Client) getJSON(ctx context.Context, method, path string, body, out any
 	return c.retry().Do(ctx, func() error {
 		k := transport.Watch(ctx, Name, c.cfg.StallTimeout)
 		defer k.Stop()
-		resp, err := c.do(k, method, path, body)
+		resp, err := c.do(k, method, path, body, true)
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func (c *Client) chatCompletion(ctx context.Context, body chatRequest, onChunk f
 	start := time.Now()
 	k := transport.Watch(ctx, Name, c.cfg.StallTimeout)
 	defer k.Stop()
-	hresp, err := c.do(k, http.MethodPost, "/v1/chat/completions", body)
+	hresp, err := c.do(k, http.MethodPost, "/v1/chat/completions", body, false)
 	if err != nil {
 		return backend.Response{}, err
 	}

@@ -27,7 +27,11 @@ func fail(w *transport.Watchdog, err error, answered, consumed bool) *backend.Er
 }
 
 // do sends one request and returns the answer when its status is 2xx.
-func (c *Client) do(k *transport.Watchdog, method, path string, body any) (*http.Response, error) {
+// An idempotent request (one that generates nothing: /tokenize,
+// /detokenize, /props, …) is marked so that net/http sends it again on a
+// fresh connection when the server closed the idle one it was written
+// to; net/http never does that for a POST on its own.
+func (c *Client) do(k *transport.Watchdog, method, path string, body any, idempotent bool) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := chat.Marshal(body)
@@ -45,6 +49,11 @@ func (c *Client) do(k *transport.Watchdog, method, path string, body any) (*http
 	}
 	if c.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	if idempotent {
+		// Present but never sent (a nil value): net/http's own test for a
+		// request it may replay.
+		hreq.Header["Idempotency-Key"] = nil
 	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
@@ -115,7 +124,7 @@ func (c *Client) complete(ctx context.Context, body completionRequest, onChunk f
 	start := time.Now()
 	k := transport.Watch(ctx, Name, c.cfg.StallTimeout)
 	defer k.Stop()
-	hresp, err := c.do(k, http.MethodPost, "/completion", body)
+	hresp, err := c.do(k, http.MethodPost, "/completion", body, false)
 	if err != nil {
 		return answer{}, err
 	}
