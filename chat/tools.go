@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -56,12 +57,12 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 func (t *Tool) UnmarshalJSON(data []byte) error {
 	var a anyTool
 	if err := json.Unmarshal(data, &a); err != nil {
-		return fmt.Errorf("chat: tool: %w", err)
+		return &ToolError{Err: err}
 	}
 	switch {
 	case a.Function != nil:
 		if a.Type != "" && a.Type != "function" {
-			return fmt.Errorf("chat: tool %q: type %q is not supported (function only)", a.Function.Name, a.Type)
+			return &ToolError{Name: a.Function.Name, Reason: fmt.Sprintf("type %q is not supported (function only)", a.Type)}
 		}
 		*t = Tool{Name: a.Function.Name, Description: a.Function.Description, Parameters: a.Function.Parameters}
 	case len(a.InputSchema) > 0:
@@ -70,14 +71,14 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 		*t = Tool{Name: a.Name, Description: a.Description, Parameters: a.Parameters}
 	}
 	if t.Name == "" {
-		return fmt.Errorf("chat: tool without a name: %.60s", bytes.TrimSpace(data))
+		return &ToolError{Reason: fmt.Sprintf("%.60s", bytes.TrimSpace(data))}
 	}
 	t.Parameters = bytes.TrimSpace(t.Parameters)
 	if len(t.Parameters) == 0 || bytes.Equal(t.Parameters, []byte("null")) {
 		t.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	if t.Parameters[0] != '{' {
-		return fmt.Errorf("chat: tool %q: parameters must be a JSON Schema object", t.Name)
+		return &ToolError{Name: t.Name, Reason: "parameters must be a JSON Schema object"}
 	}
 	return nil
 }
@@ -94,20 +95,20 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 func ParseTools(data []byte) ([]Tool, error) {
 	data, err := toJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("chat: tools: %w", err)
+		return nil, &InputError{Doc: "tools", Index: -1, Err: err}
 	}
 	var items []json.RawMessage
 	switch data[0] {
 	case '[':
 		if err := json.Unmarshal(data, &items); err != nil {
-			return nil, fmt.Errorf("chat: tools: %w", err)
+			return nil, &InputError{Doc: "tools", Index: -1, Err: err}
 		}
 	case '{':
 		var obj struct {
 			Tools []json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(data, &obj); err != nil {
-			return nil, fmt.Errorf("chat: tools: %w", err)
+			return nil, &InputError{Doc: "tools", Index: -1, Err: err}
 		}
 		if obj.Tools != nil {
 			items = obj.Tools
@@ -115,33 +116,36 @@ func ParseTools(data []byte) ([]Tool, error) {
 			items = []json.RawMessage{data}
 		}
 	default:
-		return nil, fmt.Errorf("chat: tools: expected a JSON list or object")
+		return nil, &InputError{Doc: "tools", Index: -1, Err: errors.New("expected a JSON list or object")}
 	}
 	var tools []Tool
 	for i, item := range items {
 		if decls, ok, err := geminiDeclarations(item); err != nil {
-			return nil, fmt.Errorf("chat: tools[%d]: %w", i, err)
+			err.Index = i
+			return nil, err
 		} else if ok {
 			tools = append(tools, decls...)
 			continue
 		}
 		var t Tool
 		if err := json.Unmarshal(item, &t); err != nil {
-			return nil, fmt.Errorf("chat: tools[%d]: %w", i, err)
+			return nil, &InputError{Doc: "tools", Index: i, Err: err}
 		}
 		tools = append(tools, t)
 	}
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
-			return nil, fmt.Errorf("chat: tools: duplicate tool name %q", t.Name)
+			return nil, &InputError{Doc: "tools", Index: -1, Err: fmt.Errorf("duplicate tool name %q", t.Name)}
 		}
 		seen[t.Name] = true
 	}
 	return tools, nil
 }
 
-func geminiDeclarations(item json.RawMessage) ([]Tool, bool, error) {
+// geminiDeclarations reads item as Gemini declarations; ok is false when
+// it is not. The error's Index is the caller's to set.
+func geminiDeclarations(item json.RawMessage) ([]Tool, bool, *InputError) {
 	var g struct {
 		Snake []json.RawMessage `json:"function_declarations"`
 		Camel []json.RawMessage `json:"functionDeclarations"`
@@ -157,11 +161,11 @@ func geminiDeclarations(item json.RawMessage) ([]Tool, bool, error) {
 	for j, d := range decls {
 		var t Tool
 		if err := json.Unmarshal(d, &t); err != nil {
-			return nil, true, fmt.Errorf("function_declarations[%d]: %w", j, err)
+			return nil, true, &InputError{Doc: "tools", Path: fmt.Sprintf("function_declarations[%d]", j), Err: err}
 		}
 		p, err := lowerTypeNames(t.Parameters)
 		if err != nil {
-			return nil, true, fmt.Errorf("function_declarations[%d]: %w", j, err)
+			return nil, true, &InputError{Doc: "tools", Path: fmt.Sprintf("function_declarations[%d]", j), Err: err}
 		}
 		t.Parameters = p
 		tools = append(tools, t)
@@ -209,12 +213,12 @@ type Conversation struct {
 func ParseConversation(data []byte) (Conversation, error) {
 	data, err := toJSON(data)
 	if err != nil {
-		return Conversation{}, fmt.Errorf("chat: messages: %w", err)
+		return Conversation{}, &InputError{Doc: "messages", Index: -1, Err: err}
 	}
 	var c Conversation
 	if data[0] == '[' {
 		if err := json.Unmarshal(data, &c.Messages); err != nil {
-			return c, fmt.Errorf("chat: messages: %w", err)
+			return c, &InputError{Doc: "messages", Index: -1, Err: err}
 		}
 		return c, nil
 	}
@@ -223,10 +227,10 @@ func ParseConversation(data []byte) (Conversation, error) {
 		Tools    *json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return c, fmt.Errorf("chat: messages: %w", err)
+		return c, &InputError{Doc: "messages", Index: -1, Err: err}
 	}
 	if obj.Messages == nil {
-		return c, fmt.Errorf("chat: messages: object has no \"messages\" list")
+		return c, &InputError{Doc: "messages", Index: -1, Err: errors.New(`object has no "messages" list`)}
 	}
 	c.Messages = obj.Messages
 	if obj.Tools != nil && !bytes.Equal(bytes.TrimSpace(*obj.Tools), []byte("null")) {

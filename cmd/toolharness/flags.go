@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -422,31 +421,19 @@ func displayName(path string) string {
 	return path
 }
 
-var (
-	packagePrefix = regexp.MustCompile(`(^|: )chat: `)
-	toolIndex     = regexp.MustCompile(`\btools\[(\d+)\]: `)
-	noName        = regexp.MustCompile(`tool (\d+): tool without a name.*$`)
-)
-
-// userMessage rewrites package chat's error wording for someone who wrote
-// the file: no package prefixes, tools counted from 1, and encoding/json's
-// type mismatch (read with errors.As: its text names Go structs) said in
-// JSON's words.
+// userMessage says a tools or messages document's error in its author's
+// terms (chat.InputError: no package names, tools counted from 1), with
+// encoding/json's type mismatch (its text names Go types) in JSON's words.
 func userMessage(err error) string {
-	msg := err.Error()
+	var ie *chat.InputError
+	if errors.As(err, &ie) {
+		return ie.Cause(jsonTypeWords)
+	}
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
-		// chat says "tool: " before the decoder's error; the words say it.
-		msg = strings.Replace(msg, "tool: "+ute.Error(), jsonTypeWords(ute), 1)
-		msg = strings.Replace(msg, ute.Error(), jsonTypeWords(ute), 1)
+		return jsonTypeWords(ute)
 	}
-	msg = packagePrefix.ReplaceAllString(msg, "$1")
-	msg = toolIndex.ReplaceAllStringFunc(msg, func(m string) string {
-		var i int
-		fmt.Sscanf(toolIndex.FindStringSubmatch(m)[1], "%d", &i)
-		return fmt.Sprintf("tool %d: ", i+1)
-	})
-	return noName.ReplaceAllString(msg, "tool $1 has no name")
+	return err.Error()
 }
 
 // jsonTypeWords says a JSON type mismatch without Go's names.

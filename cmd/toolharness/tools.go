@@ -387,9 +387,12 @@ func readLintTools(c *cli.Context, path string) ([]chat.Tool, []registry.Finding
 	for i, item := range items {
 		ts, err := chat.ParseTools(append(append([]byte("["), item...), ']'))
 		if err != nil {
-			// The item was read as tool 1 of a list of one.
-			msg := strings.Replace(userMessage(err), "tool 1", fmt.Sprintf("tool %d", i+1), 1)
-			findings = append(findings, registry.Finding{Severity: registry.SeverityError, Message: displayName(path) + ": " + msg})
+			// The item was read as the first tool of a list of one.
+			var ie *chat.InputError
+			if errors.As(err, &ie) && ie.Index == 0 {
+				ie.Index = i
+			}
+			findings = append(findings, registry.Finding{Severity: registry.SeverityError, Message: displayName(path) + ": " + userMessage(err)})
 			continue
 		}
 		tools = append(tools, ts...)
