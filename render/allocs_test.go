@@ -15,7 +15,7 @@ func TestTurnAllocsDoNotGrow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			allocs := func(turn int) float64 {
 				base := playSession(t, c, tools, turn-1)
-				return testing.AllocsPerRun(3, func() {
+				return leastAllocs(func() {
 					if err := playTurn(base.Clone(), c, tools, turn); err != nil {
 						t.Fatal(err)
 					}
@@ -38,8 +38,8 @@ func TestChatTurnAllocsDoNotGrow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			allocs := func(turn int) float64 {
 				base := playChatSession(t, c, turn-1)
-				clone := testing.AllocsPerRun(3, func() { base.Clone() })
-				return testing.AllocsPerRun(3, func() {
+				clone := leastAllocs(func() { base.Clone() })
+				return leastAllocs(func() {
 					if err := playChatTurn(base.Clone(), c, turn); err != nil {
 						t.Fatal(err)
 					}
@@ -56,5 +56,18 @@ func TestChatTurnAllocsDoNotGrow(t *testing.T) {
 // cloneAllocs is what cloning the session costs, taken out of the count.
 func cloneAllocs(t *testing.T, s interface{ Clone() *render.Session }) float64 {
 	t.Helper()
-	return testing.AllocsPerRun(3, func() { s.Clone() })
+	return leastAllocs(func() { s.Clone() })
+}
+
+// leastAllocs is the fewest allocations f made per run over five
+// measurements of three runs each. testing.AllocsPerRun counts every
+// allocation in the process while f runs, the runtime's and the race
+// detector's included, which added 10–12 to a 45-allocation turn in about
+// 1 measurement in 8; the least is what f itself allocates.
+func leastAllocs(f func()) float64 {
+	least := testing.AllocsPerRun(3, f)
+	for range 4 {
+		least = min(least, testing.AllocsPerRun(3, f))
+	}
+	return least
 }
