@@ -2,10 +2,11 @@ package agent
 
 import "github.com/toolharness/toolharness/backend"
 
-// caseIDs is the token-exact history of one benchmark case (Case.Whole
-// on a backend that takes token ids, raw mode): each failed attempt's
-// generated ids, sent back as ids in the retries' prompts, as a session
-// sends its assistant turns (tokens.go).
+// caseIDs is the token-exact history of one case on a backend that takes
+// token ids, in raw mode (see Case.Whole and Case.TokenHistory): the ids
+// of the case's own assistant turns (seed) and of each failed attempt
+// (keep), sent back as ids in later prompts, as a session sends its
+// assistant turns (tokens.go).
 type caseIDs struct {
 	on    bool
 	spans []idSpan
@@ -25,14 +26,9 @@ func (t *caseIDs) prepare(req *backend.Request) {
 // at the end of the prompt it answered; a turn the ids cover only in
 // part (Response.TokenText) keeps the part they cover.
 func (t *caseIDs) keep(a Attempt) {
-	if !t.on || len(a.Tokens) == 0 || a.Raw == "" {
-		return
+	if t.on {
+		t.spans = appendIDSpan(t.spans, len(a.Prompt), a.Raw, a.TokenText, a.Tokens)
 	}
-	covered := a.Raw
-	if n := a.TokenText; n > 0 && n < len(covered) {
-		covered = covered[:n]
-	}
-	t.spans = append(t.spans, idSpan{TokenSpan: backend.TokenSpan{Offset: len(a.Prompt), Len: len(covered), IDs: a.Tokens}, text: covered})
 }
 
 // seed places the ids of the case's own assistant turns (by index in
@@ -41,14 +37,7 @@ func (t *caseIDs) keep(a Attempt) {
 // lie there byte for byte is dropped by prepare, and so goes as text.
 func (t *caseIDs) seed(r Renderer, sys System, hist []Msg, turns map[int]TurnIDs, skip int) error {
 	return replayTurns(r, sys, hist, func(i, offset int) {
-		tt, ok := turns[i+skip]
-		raw := hist[i].Raw
-		if !ok || len(tt.IDs) == 0 || raw == "" {
-			return
-		}
-		if tt.Len > 0 && tt.Len < len(raw) {
-			raw = raw[:tt.Len]
-		}
-		t.spans = append(t.spans, idSpan{TokenSpan: backend.TokenSpan{Offset: offset, Len: len(raw), IDs: tt.IDs}, text: raw})
+		tt := turns[i+skip]
+		t.spans = appendIDSpan(t.spans, offset, hist[i].Raw, tt.Len, tt.IDs)
 	})
 }

@@ -402,11 +402,7 @@ func (s *Session) addReply(st *Step, key string, resp backend.Response, err erro
 	var ids []int
 	if err == nil && resp.Tokens != nil && resp.Text == st.Raw {
 		ids = resp.Tokens
-		covered := st.Raw
-		if n := resp.TokenText; n > 0 && n < len(covered) {
-			covered = covered[:n] // the rest has no ids and goes as text
-		}
-		s.keepIDs(len(key), covered, ids)
+		s.idSpans = appendIDSpan(s.idSpans, len(key), st.Raw, resp.TokenText, ids)
 	}
 	s.hist = append(s.hist, Msg{Message: chat.Message{Role: chat.RoleAssistant, Content: st.Content, ToolCalls: st.Calls, Raw: st.Raw}, Tokens: ids})
 	if s.cfg.Mode == backend.ModeChat || s.cfg.Mode == backend.ModeServer {

@@ -35,13 +35,18 @@ func spansIn(spans []idSpan, prompt string) []backend.TokenSpan {
 	return out
 }
 
-// keepIDs records the ids of the turn the model just wrote at offset (the
-// length of the prompt it answered).
-func (s *Session) keepIDs(offset int, raw string, ids []int) {
+// appendIDSpan appends the span of ids a turn raw was generated as, at
+// offset (the length of the prompt it answered). textLen is how much of
+// raw the ids cover when not all of it (Response.TokenText; 0: all): the
+// rest has no ids and goes as text.
+func appendIDSpan(spans []idSpan, offset int, raw string, textLen int, ids []int) []idSpan {
 	if len(ids) == 0 || raw == "" {
-		return
+		return spans
 	}
-	s.idSpans = append(s.idSpans, idSpan{TokenSpan: backend.TokenSpan{Offset: offset, Len: len(raw), IDs: ids}, text: raw})
+	if textLen > 0 && textLen < len(raw) {
+		raw = raw[:textLen]
+	}
+	return append(spans, idSpan{TokenSpan: backend.TokenSpan{Offset: offset, Len: len(raw), IDs: ids}, text: raw})
 }
 
 // Reuse is how much of a request's prompt the server took from its cache,
