@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolharness/toolharness/chat"
@@ -58,6 +57,9 @@ type Prepared struct {
 	catalog     string
 	hasCatalog  bool
 	userMarkers []string
+	// resultsAsText: the family's template, in its native format, renders
+	// no tool messages (rendersToolResults is false).
+	resultsAsText bool
 }
 
 // Prepare computes what a session's requests share (Request.Prepared).
@@ -71,6 +73,9 @@ func Prepare(req Request) (*Prepared, error) {
 
 func newPrepared(req Request, format string) (*Prepared, error) {
 	c := &Prepared{format: format, userMarkers: Markers(req.Family, format, req.Tools)}
+	if format == req.Family.NativeFormat {
+		c.resultsAsText = !rendersToolResults(req.Family)
+	}
 	if req.Tools == nil {
 		return c, nil
 	}
@@ -168,7 +173,13 @@ func prepare(req Request) (prepared, error) {
 	if msgs, err = WithReminders(msgs, req.Reminders...); err != nil {
 		return prepared{}, err
 	}
-	if msgs, err = nativeMessages(req.Family, format, msgs); err != nil {
+	var asText bool
+	if req.Prepared != nil && req.Prepared.format == format {
+		asText = req.Prepared.resultsAsText
+	} else {
+		asText = !rendersToolResults(req.Family)
+	}
+	if msgs, err = nativeMessages(format, msgs, asText); err != nil {
 		return prepared{}, err
 	}
 	return prepared{format: format, native: true, msgs: msgs, tools: req.Tools}, nil
@@ -248,11 +259,10 @@ func safeMessages(req Request, format string) []chat.Message {
 // format: an assistant turn with Raw text is rendered from that text (its
 // calls are not re-serialised), and tool messages get the name of the call
 // they answer. A template that renders no tool messages would drop the
-// results: there each turn's results are one user message written in
-// format, as in a format this package writes.
-func nativeMessages(fam templates.Family, format string, msgs []chat.Message) ([]chat.Message, error) {
+// results: there (asText) each turn's results are one user message
+// written in format, as in a format this package writes.
+func nativeMessages(format string, msgs []chat.Message, asText bool) ([]chat.Message, error) {
 	out := make([]chat.Message, 0, len(msgs))
-	asText := !rendersToolResults(fam)
 	var calls []chat.ToolCall
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
@@ -290,28 +300,20 @@ func nativeMessages(fam templates.Family, format string, msgs []chat.Message) ([
 	return out, nil
 }
 
-// toolResultsRendered caches rendersToolResults per template.
-var toolResultsRendered sync.Map // *templates.Jinja -> bool
-
 // rendersToolResults reports whether fam's template shows the text of a
 // tool message after an answer. A template that raises on the probe is
 // taken at its word: its tool messages are sent as they are, and a real
-// conversation's render says what it raises.
+// conversation's render says what it raises. It renders once; a session
+// asks once (Prepared.resultsAsText).
 func rendersToolResults(fam templates.Family) bool {
-	j := fam.Jinja()
-	if j == nil {
+	if fam.Jinja() == nil {
 		return true // the built-in families' own renderers render results
-	}
-	if v, ok := toolResultsRendered.Load(j); ok {
-		return v.(bool)
 	}
 	msgs := []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeAnswer},
 		{Role: chat.RoleTool, ToolCallID: probeCallID, Name: "probe_lookup", Content: probeResult}}
 	tools := []chat.Tool{{Name: "probe_lookup", Description: "Looks a word up.", Parameters: []byte(`{"type": "object", "properties": {"word": {"type": "string"}}}`)}}
 	text, err := fam.Render(templates.Input{Messages: msgs, Tools: tools, AddGenerationPrompt: true, Now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)})
-	shown := err != nil || strings.Contains(text, probeResult)
-	toolResultsRendered.Store(j, shown)
-	return shown
+	return err != nil || strings.Contains(text, probeResult)
 }
 
 // textMessages turns a conversation into plain messages for a prompted
