@@ -309,8 +309,7 @@ func rendersToolResults(fam templates.Family) bool {
 	if fam.Jinja() == nil {
 		return true // the built-in families' own renderers render results
 	}
-	msgs := []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeAnswer},
-		{Role: chat.RoleTool, ToolCallID: probeCallID, Name: "probe_lookup", Content: probeResult}}
+	msgs := resultProbe("probe_lookup")
 	tools := []chat.Tool{{Name: "probe_lookup", Description: "Looks a word up.", Parameters: []byte(`{"type": "object", "properties": {"word": {"type": "string"}}}`)}}
 	text, err := fam.Render(templates.Input{Messages: msgs, Tools: tools, AddGenerationPrompt: true, Now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)})
 	return err != nil || strings.Contains(text, probeResult)

@@ -146,12 +146,18 @@ func sectionText(with string, l layout, render func([]chat.Message, []chat.Tool)
 // list's system messages (list, without tools) as after the
 // conversation's (head, with tools), and shows the result's text.
 func rendersToolMessages(fam templates.Family, head, list []chat.Message, tools []chat.Tool, now time.Time) bool {
-	turn := []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeAnswer},
-		{Role: chat.RoleTool, ToolCallID: probeCallID, Name: tools[0].Name, Content: probeResult}}
+	turn := resultProbe(tools[0].Name)
 	with, err := fam.Render(templates.Input{Messages: append(slices.Clip(head), turn...), Tools: tools, AddGenerationPrompt: true, Now: now})
 	if err != nil {
 		return false
 	}
 	without, err := fam.Render(templates.Input{Messages: append(slices.Clip(list), turn...), AddGenerationPrompt: true, Now: now})
 	return err == nil && without == with && strings.Contains(with, probeResult)
+}
+
+// resultProbe is a turn whose tool result a template shows or drops: a
+// question, an answer, and the result of a call to tool.
+func resultProbe(tool string) []chat.Message {
+	return []chat.Message{{Role: chat.RoleUser, Content: probeUser}, {Role: chat.RoleAssistant, Content: probeAnswer},
+		{Role: chat.RoleTool, ToolCallID: probeCallID, Name: tool, Content: probeResult}}
 }
