@@ -93,21 +93,11 @@ func (s *ChatSession) AddResults(results []chat.ToolResult) error {
 		}
 		results = safe
 	}
-	if s.toolResults {
-		ordered, err := MatchResults(s.calls, results)
-		if err != nil {
-			return err
-		}
-		for _, r := range ordered {
-			s.msgs = append(s.msgs, r.Message())
-		}
-		return nil
-	}
-	m, err := resultsMessage(s.format, s.calls, results)
+	msgs, err := appendResults(s.msgs, s.format, s.calls, results, s.toolResults)
 	if err != nil {
 		return err
 	}
-	s.msgs = append(s.msgs, m)
+	s.msgs = msgs
 	return nil
 }
 

@@ -108,19 +108,37 @@ func chatReminders(msgs []chat.Message, reminders []string) error {
 	return nil
 }
 
-// resultsMessage is one turn's results as chat mode sends them: one user
-// message, the results written in format in the order of calls. Their
-// text is already framing-safe (safeMessages, ChatSession.AddResults).
-func resultsMessage(format string, calls []chat.ToolCall, results []chat.ToolResult) (chat.Message, error) {
+// appendResults appends one turn's results, matched to its calls, to out:
+// as tool messages, in the order of calls, for a template that renders
+// them itself (asTool); else as one user message, the results written in
+// format. Their text is already framing-safe (safeMessages,
+// ChatSession.AddResults).
+func appendResults(out []chat.Message, format string, calls []chat.ToolCall, results []chat.ToolResult, asTool bool) ([]chat.Message, error) {
 	ordered, err := MatchResults(calls, results)
 	if err != nil {
-		return chat.Message{}, err
+		return nil, err
+	}
+	if asTool {
+		for _, r := range ordered {
+			out = append(out, r.Message())
+		}
+		return out, nil
 	}
 	text, err := formatResults(format, ordered, func(s string) string { return s })
 	if err != nil {
-		return chat.Message{}, err
+		return nil, err
 	}
-	return chat.Message{Role: chat.RoleUser, Content: text}, nil
+	return append(out, chat.Message{Role: chat.RoleUser, Content: text}), nil
+}
+
+// toolRun is the results of the run of tool messages that starts at
+// msgs[i], and the index after it.
+func toolRun(msgs []chat.Message, i int) ([]chat.ToolResult, int) {
+	var results []chat.ToolResult
+	for ; i < len(msgs) && msgs[i].Role == chat.RoleTool; i++ {
+		results = append(results, toolResult(msgs[i]))
+	}
+	return results, i
 }
 
 // TemplateTurn is assistant message m as fam's template writes it, as the

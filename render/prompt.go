@@ -275,15 +275,12 @@ func nativeMessages(format string, msgs []chat.Message, asText bool) ([]chat.Mes
 		case chat.RoleTool:
 			if asText {
 				var results []chat.ToolResult
-				for ; i < len(msgs) && msgs[i].Role == chat.RoleTool; i++ {
-					results = append(results, toolResult(msgs[i]))
-				}
+				results, i = toolRun(msgs, i)
 				i--
-				rm, err := resultsMessage(format, calls, results)
-				if err != nil {
+				var err error
+				if out, err = appendResults(out, format, calls, results, false); err != nil {
 					return nil, err
 				}
-				out = append(out, rm)
 				continue
 			}
 			if m.Name == "" {
@@ -334,27 +331,15 @@ func textMessages(msgs []chat.Message, fam templates.Family, format string, cat 
 			}
 			out = append(out, am)
 		case chat.RoleTool:
+			// With the template's own section, the template renders its
+			// results itself, as in raw mode.
 			var results []chat.ToolResult
-			for ; i < len(rest) && rest[i].Role == chat.RoleTool; i++ {
-				results = append(results, toolResult(rest[i]))
-			}
+			results, i = toolRun(rest, i)
 			i--
-			if cat.toolResults {
-				// The template renders its results itself, as in raw mode.
-				ordered, err := MatchResults(calls, results)
-				if err != nil {
-					return nil, err
-				}
-				for _, r := range ordered {
-					out = append(out, r.Message())
-				}
-				continue
-			}
-			rm, err := resultsMessage(format, calls, results)
-			if err != nil {
+			var err error
+			if out, err = appendResults(out, format, calls, results, cat.toolResults); err != nil {
 				return nil, err
 			}
-			out = append(out, rm)
 		default:
 			out = append(out, m)
 		}
