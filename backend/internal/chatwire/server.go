@@ -143,14 +143,20 @@ func (c *Completion) Response(backendName string) (backend.Response, error) {
 	for _, tc := range ch.Message.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, ReadCall(tc.ID, tc.Function.Name, json.RawMessage(tc.Function.Arguments)))
 	}
-	var cacheN, promptN *int
-	if t := c.Timings; t != nil {
-		r.Usage.PromptDuration = msDuration(t.PromptMS)
-		r.Usage.GenerateDuration = msDuration(t.PredictedMS)
-		cacheN, promptN = t.CacheN, t.PromptN
-	}
+	cacheN, promptN := applyTimings(&r.Usage, c.Timings)
 	ApplyUsage(&r.Usage, c.Usage, cacheN, promptN)
 	return r, nil
+}
+
+// applyTimings copies the durations of llama-server's timings (nil: not
+// sent) into dst and returns its cache_n and prompt_n, for ApplyUsage.
+func applyTimings(dst *backend.Usage, t *Timings) (cacheN, promptN *int) {
+	if t == nil {
+		return nil, nil
+	}
+	dst.PromptDuration = msDuration(t.PromptMS)
+	dst.GenerateDuration = msDuration(t.PredictedMS)
+	return t.CacheN, t.PromptN
 }
 
 // Usage is the usage object of an OpenAI-style answer or stream chunk.

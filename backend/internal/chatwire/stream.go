@@ -165,12 +165,7 @@ func (s *ChatStream) Event(data []byte) error {
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		return s.serverError(data)
 	}
-	var cacheN, promptN *int
-	if t := c.Timings; t != nil {
-		s.resp.Usage.PromptDuration = msDuration(t.PromptMS)
-		s.resp.Usage.GenerateDuration = msDuration(t.PredictedMS)
-		cacheN, promptN = t.CacheN, t.PromptN
-	}
+	cacheN, promptN := applyTimings(&s.resp.Usage, c.Timings)
 	if c.Usage != nil || cacheN != nil {
 		ApplyUsage(&s.resp.Usage, c.Usage, cacheN, promptN)
 	}
