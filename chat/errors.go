@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // InputError is a tools or messages document that cannot be read. Error
@@ -30,11 +31,11 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// Cause is the error in the document's terms: "tool 2: parameters must be
-// a JSON Schema object", "tool 1 has no name", "messages: …". A JSON type
-// mismatch is said by jsonType, which a caller supplies because
-// encoding/json's own text names Go types.
-func (e *InputError) Cause(jsonType func(*json.UnmarshalTypeError) string) string {
+// Cause is the error in the document's terms, for a command line that
+// names the document: "tool 2 ("f"): parameters must be a JSON Schema
+// object", "tool 1 has no name", "messages: …"; a JSON type mismatch in
+// JSON's words (encoding/json's own text names Go types).
+func (e *InputError) Cause() string {
 	where := e.Doc
 	if e.Index >= 0 {
 		where = fmt.Sprintf("tool %d", e.Index+1)
@@ -49,7 +50,7 @@ func (e *InputError) Cause(jsonType func(*json.UnmarshalTypeError) string) strin
 	var ute *json.UnmarshalTypeError
 	switch {
 	case errors.As(e.Err, &ute):
-		return where + ": " + jsonType(ute)
+		return where + ": " + jsonTypeWords(ute)
 	case errors.As(e.Err, &te) && te.Err == nil:
 		return fmt.Sprintf("%s (%q): %s", where, te.Name, te.Reason)
 	case te != nil:
@@ -78,3 +79,32 @@ func (e *ToolError) cause() string {
 }
 
 func (e *ToolError) Unwrap() error { return e.Err }
+
+// jsonTypeWords says a JSON type mismatch without Go's names.
+func jsonTypeWords(e *json.UnmarshalTypeError) string {
+	want := "something else"
+	if e.Type != nil {
+		want = goTypeWords(e.Type.String())
+	}
+	if e.Field == "" {
+		return fmt.Sprintf("a JSON %s where %s was expected", e.Value, want)
+	}
+	return fmt.Sprintf("%q is a %s, want %s", e.Field, e.Value, want)
+}
+
+// goTypeWords says a Go type as JSON: "string" → "a string".
+func goTypeWords(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map[") || strings.Contains(t, "."):
+		return "an object"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "float") || strings.HasPrefix(t, "uint"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	}
+	return "a " + t
+}

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -10,7 +9,6 @@ import (
 // wrong is a *InputError whose Cause says it in the document's terms, and
 // whose Error keeps the package's prefix for logs.
 func TestInputErrorCause(t *testing.T) {
-	jsonType := func(e *json.UnmarshalTypeError) string { return "a " + e.Value + " where an object belongs" }
 	tests := []struct {
 		name, doc, cause, text string
 		messages               bool
@@ -18,14 +16,14 @@ func TestInputErrorCause(t *testing.T) {
 		{name: "no name", doc: `[{"name":"a"},{"description":"d"}]`, cause: "tool 2 has no name",
 			text: `chat: tools[1]: chat: tool without a name: {"description":"d"}`},
 		{name: "parameters", doc: `[{"name":"a","parameters":[1]}]`, cause: `tool 1 ("a"): parameters must be a JSON Schema object`},
-		{name: "type mismatch", doc: `[5]`, cause: "tool 1: a number where an object belongs"},
+		{name: "type mismatch", doc: `[5]`, cause: "tool 1: a JSON number where an object was expected"},
 		{name: "not a function", doc: `[{"type":"x","function":{"name":"f"}}]`, cause: `tool 1 ("f"): type "x" is not supported (function only)`},
 		{name: "duplicate", doc: `[{"name":"a"},{"name":"a"}]`, cause: `tools: duplicate tool name "a"`},
 		{name: "neither list nor object", doc: `"x"`, cause: "tools: expected a list or a mapping"},
 		{name: "gemini", doc: `[{"function_declarations":[{"name":"g"},{"description":"d"}]}]`,
 			cause: "tool 1: function_declarations[1] has no name"},
 		{name: "messages list", doc: `{"tools":[]}`, messages: true, cause: `messages: object has no "messages" list`},
-		{name: "messages type", doc: `[5]`, messages: true, cause: "messages: a number where an object belongs"},
+		{name: "messages type", doc: `[5]`, messages: true, cause: "messages: a JSON number where an object was expected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,7 +37,7 @@ func TestInputErrorCause(t *testing.T) {
 			if !errors.As(err, &ie) {
 				t.Fatalf("error %v (%T), want a *InputError", err, err)
 			}
-			if got := ie.Cause(jsonType); got != tt.cause {
+			if got := ie.Cause(); got != tt.cause {
 				t.Errorf("Cause = %q, want %q", got, tt.cause)
 			}
 			if tt.text != "" && err.Error() != tt.text {

@@ -108,8 +108,9 @@ func explain404(e *backend.Error, kind, host, model, mode, said string) string {
 
 // causer is a package's error that can say its cause in the user's terms,
 // without the package's words (bench.InputError, registry.SchemaError and
-// RegisterError, mcp.SpecError): a command that names the input itself
-// shows that, read with errors.As rather than by trimming a prefix.
+// RegisterError, mcp.SpecError, chat.InputError): a command that names the
+// input itself shows that, read with errors.As rather than by trimming a
+// prefix.
 type causer interface{ Cause() string }
 
 // userCause is err's cause in the user's terms when a package says it,

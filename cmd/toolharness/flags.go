@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -375,7 +374,7 @@ func readToolsArg(c *cli.Context, what, path string) ([]chat.Tool, error) {
 		if lines, ok := toolLines(data); ok {
 			return lines, nil
 		}
-		return nil, fmt.Errorf("%s: %s", displayName(path), userMessage(err))
+		return nil, fmt.Errorf("%s: %s", displayName(path), userCause(err))
 	}
 	return tools, nil
 }
@@ -409,7 +408,7 @@ func readConversationArg(c *cli.Context, what, path string) (chat.Conversation, 
 	}
 	conv, err := chat.ParseConversation(data)
 	if err != nil {
-		return conv, fmt.Errorf("%s: %s", displayName(path), userMessage(err))
+		return conv, fmt.Errorf("%s: %s", displayName(path), userCause(err))
 	}
 	return conv, nil
 }
@@ -419,48 +418,4 @@ func displayName(path string) string {
 		return stdinName
 	}
 	return path
-}
-
-// userMessage says a tools or messages document's error in its author's
-// terms (chat.InputError: no package names, tools counted from 1), with
-// encoding/json's type mismatch (its text names Go types) in JSON's words.
-func userMessage(err error) string {
-	var ie *chat.InputError
-	if errors.As(err, &ie) {
-		return ie.Cause(jsonTypeWords)
-	}
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		return jsonTypeWords(ute)
-	}
-	return err.Error()
-}
-
-// jsonTypeWords says a JSON type mismatch without Go's names.
-func jsonTypeWords(e *json.UnmarshalTypeError) string {
-	want := "something else"
-	if e.Type != nil {
-		want = goTypeWords(e.Type.String())
-	}
-	if e.Field == "" {
-		return fmt.Sprintf("a JSON %s where %s was expected", e.Value, want)
-	}
-	return fmt.Sprintf("%q is a %s, want %s", e.Field, e.Value, want)
-}
-
-// goTypeWords says a Go type as JSON: "string" → "a string".
-func goTypeWords(t string) string {
-	switch {
-	case t == "string":
-		return "a string"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.HasPrefix(t, "map[") || strings.Contains(t, "."):
-		return "an object"
-	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "float") || strings.HasPrefix(t, "uint"):
-		return "a number"
-	case t == "bool":
-		return "true or false"
-	}
-	return "a " + t
 }

@@ -378,7 +378,7 @@ func readLintTools(c *cli.Context, path string) ([]chat.Tool, []registry.Finding
 	if !ok {
 		tools, err := chat.ParseTools(data)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %s", displayName(path), userMessage(err))
+			return nil, nil, fmt.Errorf("%s: %s", displayName(path), userCause(err))
 		}
 		return tools, nil, nil
 	}
@@ -392,7 +392,7 @@ func readLintTools(c *cli.Context, path string) ([]chat.Tool, []registry.Finding
 			if errors.As(err, &ie) && ie.Index == 0 {
 				ie.Index = i
 			}
-			findings = append(findings, registry.Finding{Severity: registry.SeverityError, Message: displayName(path) + ": " + userMessage(err)})
+			findings = append(findings, registry.Finding{Severity: registry.SeverityError, Message: displayName(path) + ": " + userCause(err)})
 			continue
 		}
 		tools = append(tools, ts...)
