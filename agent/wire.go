@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolharness/toolharness/chat"
 	"github.com/toolharness/toolharness/derive"
@@ -57,6 +58,12 @@ type renderer struct {
 	// ownCatalog: chat mode sends the template's own tool section
 	// (render.Request.OwnCatalog).
 	ownCatalog bool
+	// parseCat is the catalog the last parser was made with (catalog);
+	// serve's requests share a renderer.
+	parseCat struct {
+		sync.Mutex
+		c *parse.Catalog
+	}
 }
 
 // ErrNoTemplate is returned by NewRenderer when no template is named: a
@@ -146,7 +153,7 @@ func (r *renderer) Stop() []string {
 }
 
 func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
-	opts := parse.Options{Tools: tools, Strict: r.opts.Strict}
+	opts := parse.Options{Tools: tools, Catalog: r.catalog(tools), Strict: r.opts.Strict}
 	if r.output != nil {
 		p, err := r.output.NewOutputParser(opts)
 		if err != nil {
@@ -162,6 +169,20 @@ func (r *renderer) NewParser(tools []chat.Tool) (StreamParser, error) {
 		return &parseStream{p: derive.Prime(p, r.tail)}, nil
 	}
 	return NewParser(r.format, opts)
+}
+
+// catalog is tools read once for the parsers of every generation
+// (parse.Catalog), read again when the catalog changes (tool_search).
+func (r *renderer) catalog(tools []chat.Tool) *parse.Catalog {
+	if len(tools) == 0 {
+		return nil
+	}
+	r.parseCat.Lock()
+	defer r.parseCat.Unlock()
+	if !r.parseCat.c.Of(tools) {
+		r.parseCat.c = parse.NewCatalog(tools)
+	}
+	return r.parseCat.c
 }
 
 func (r *renderer) Catalog(tools []chat.Tool) (string, error) { return render.Catalog(r.format, tools) }

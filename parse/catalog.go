@@ -2,53 +2,38 @@ package parse
 
 import (
 	"bytes"
-	"sync"
 
 	"github.com/toolharness/toolharness/chat"
 )
 
-// The agent builds a parser for every generation, all with the same
-// catalog. The catalog's map and each tool's decoded schema are built
-// once per catalog and shared read-only by those parsers, instead of
-// being decoded again by each.
-
-// sharedCatalog is a catalog's tools, by name.
-type sharedCatalog struct {
+// Catalog is a tool catalog read once for the parsers that share it: its
+// tools by name, each schema decoded and every parameter's types worked
+// out up front. The agent builds a parser for every generation, all with
+// the same catalog; with Options.Catalog they read this one instead of
+// each decoding the schemas again. Parsers never write it, so parsers on
+// several goroutines may share it.
+type Catalog struct {
 	// src is a copy of the names and parameter schemas it was built
-	// from: a caller may change its slice between two parsers.
+	// from: a caller may change its slice afterwards (Of).
 	src   []chat.Tool
 	tools map[string]*toolSchema
 }
 
-// catalogs keeps the last few catalogs; an agent uses one.
-var catalogs struct {
-	sync.Mutex
-	recent [4]*sharedCatalog
-	next   int
-}
-
-// catalogTools returns the tools map of tools, shared with every parser
-// made with a catalog of the same names and schemas. Its schemas are
-// frozen: decoded, every parameter's types worked out, and never written.
-func catalogTools(tools []chat.Tool) map[string]*toolSchema {
-	catalogs.Lock()
-	defer catalogs.Unlock()
-	for _, c := range catalogs.recent {
-		if c != nil && sameSchemas(c.src, tools) {
-			return c.tools
-		}
-	}
-	c := &sharedCatalog{src: make([]chat.Tool, len(tools)), tools: make(map[string]*toolSchema, len(tools))}
+// NewCatalog reads tools for Options.Catalog.
+func NewCatalog(tools []chat.Tool) *Catalog {
+	c := &Catalog{src: make([]chat.Tool, len(tools)), tools: make(map[string]*toolSchema, len(tools))}
 	for i, t := range tools {
 		c.src[i] = chat.Tool{Name: t.Name, Parameters: bytes.Clone(t.Parameters)}
 		ts := &toolSchema{name: t.Name, raw: c.src[i].Parameters}
 		ts.freeze()
 		c.tools[t.Name] = ts
 	}
-	catalogs.recent[catalogs.next] = c
-	catalogs.next = (catalogs.next + 1) % len(catalogs.recent)
-	return c.tools
+	return c
 }
+
+// Of reports whether c (nil: none) was built from tools: the same names
+// and parameter schemas, in the same order (all a parser reads of them).
+func (c *Catalog) Of(tools []chat.Tool) bool { return c != nil && sameSchemas(c.src, tools) }
 
 // sameSchemas says whether a and b name the same tools with the same
 // parameter schemas, in the same order (all a parser reads of them).

@@ -9,18 +9,8 @@ import (
 	"github.com/toolharness/toolharness/chat"
 )
 
-// ownTools is the tools map as a parser built it before catalogs were
-// shared: each schema decoded lazily, by this parser alone.
-func ownTools(tools []chat.Tool) map[string]*toolSchema {
-	m := make(map[string]*toolSchema, len(tools))
-	for _, t := range tools {
-		m[t.Name] = &toolSchema{name: t.Name, raw: t.Parameters}
-	}
-	return m
-}
-
-// TestSharedCatalogSameEvents: a parser on the shared, frozen catalog
-// gives the events of one that decodes its own schemas, in every format,
+// TestSharedCatalogSameEvents: a parser on a shared, frozen catalog
+// (Options.Catalog) gives the events of one that decodes its own schemas, in every format,
 // strict and lenient, on the format and family cases (values typed by
 // the schema included), whole and in 3-byte chunks.
 func TestSharedCatalogSameEvents(t *testing.T) {
@@ -37,12 +27,13 @@ func TestSharedCatalogSameEvents(t *testing.T) {
 			o := Options{Strict: strict, Tools: testTools}
 			for _, in := range ins {
 				for _, chunks := range [][]string{{in}, chunked(in, 3)} {
-					shared, err := New(format, o)
+					so := o
+					so.Catalog = NewCatalog(testTools)
+					shared, err := New(format, so)
 					if err != nil {
 						t.Fatal(err)
 					}
 					own, _ := New(format, o)
-					own.tools = ownTools(testTools)
 					want := run(own, chunks)
 					if d := cmp.Diff(want, run(shared, chunks)); d != "" {
 						t.Fatalf("%s strict=%v %q (-own +shared):\n%s", format, strict, in, d)
@@ -59,13 +50,14 @@ func TestSharedCatalogSameEvents(t *testing.T) {
 	}
 }
 
-// TestSharedCatalogFollowsChanges: a catalog changed in place between two
-// parsers (same slice, another schema) is not the one shared before.
-func TestSharedCatalogFollowsChanges(t *testing.T) {
+// TestCatalogOf: a catalog is of the tools it was built from, and no
+// longer once they change in place (same slice, another schema); one
+// built again reads the new schema.
+func TestCatalogOf(t *testing.T) {
 	tools := []chat.Tool{{Name: "f", Parameters: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)}}
 	in := "<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>"
-	args := func() string {
-		p, err := New("qwen3-coder", Options{Tools: tools})
+	args := func(c *Catalog) string {
+		p, err := New("qwen3-coder", Options{Tools: tools, Catalog: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,12 +69,22 @@ func TestSharedCatalogFollowsChanges(t *testing.T) {
 		t.Fatal("no call")
 		return ""
 	}
-	if got := args(); got != `{"n":5}` {
+	c := NewCatalog(tools)
+	if !c.Of(tools) {
+		t.Fatal("a catalog is not of the tools it was built from")
+	}
+	if got := args(c); got != `{"n":5}` {
 		t.Fatalf("integer schema: arguments %s", got)
 	}
 	copy(tools[0].Parameters[len(`{"type":"object","properties":{"n":{"type":"`):], "string\"}}}  ")
-	if got := args(); got != `{"n":"5"}` {
+	if c.Of(tools) {
+		t.Fatal("a catalog is still of its tools after a schema changed in place")
+	}
+	if got := args(NewCatalog(tools)); got != `{"n":"5"}` {
 		t.Fatalf("after the schema became a string: arguments %s, want the value as a string", got)
+	}
+	if (*Catalog)(nil).Of(tools) {
+		t.Fatal("no catalog is of any tools")
 	}
 }
 
@@ -91,8 +93,8 @@ func TestSharedCatalogFollowsChanges(t *testing.T) {
 func TestSharedCatalogConcurrent(t *testing.T) {
 	in := quickBase + benchInput(t, "qwen3-coder", 3000)
 	for _, format := range []string{"qwen3-coder", "xml", "auto"} {
-		o := Options{Tools: testTools}
-		want := collect(t, format, o, chunked(in, 4))
+		o := Options{Tools: testTools, Catalog: NewCatalog(testTools)}
+		want := collect(t, format, Options{Tools: testTools}, chunked(in, 4))
 		var wg sync.WaitGroup
 		errs := make(chan string, 8)
 		for range 8 {

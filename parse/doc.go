@@ -43,6 +43,7 @@
 //	func (p *Parser) Reset()
 //	func (p *Parser) Format() string
 //	func String(format, text string, opts Options) (Result, error)
+//	func NewCatalog(tools []chat.Tool) *Catalog  // Options.Catalog: a session's tools, read once
 //	func StopSequences(format string) []string
 //	func TurnMarkers() []string    // the markers of another turn the turn ends at
 //	func StopStrings() []string    // the plain-text ones, as stop strings
@@ -51,7 +52,7 @@
 //	func Answer(evs []Event) string     // the text of the content parts
 //	func Reasoning(evs []Event) string  // the text of the reasoning parts
 //
-//	type Options struct { Tools []chat.Tool; Strict bool; ThinkOpen bool; TurnMarkers []string }
+//	type Options struct { Tools []chat.Tool; Catalog *Catalog; Strict bool; ThinkOpen bool; TurnMarkers []string }
 //	type Event struct { Type EventType; Part Part; Text string; Call chat.ToolCall; Err *Error }
 //	type Part uint8                // PartContent (0), PartReasoning, PartFraming
 //	type Error struct { Kind Kind; Offset int; Message string; Raw string }

@@ -101,6 +101,9 @@ type Options struct {
 	// Tools is the catalog: it names the registered tools and gives the
 	// JSON Schemas for value decoding. Empty means any name is accepted.
 	Tools []chat.Tool
+	// Catalog, when set, is Tools read once (NewCatalog(Tools)), shared
+	// by the parsers of a session instead of each decoding the schemas.
+	Catalog *Catalog
 	// Strict disables every repair.
 	Strict bool
 	// TurnMarkers are markers of other turns besides TurnMarkers() (a

@@ -122,8 +122,16 @@ func New(format string, opts Options) (*Parser, error) {
 func newParser(format string, opts Options, c *compiled) *Parser {
 	p := &Parser{format: format, opts: opts, tab: c.tab}
 	p.ctab, p.htab = p.tab, c.htab
-	if len(opts.Tools) > 0 {
-		p.tools = catalogTools(opts.Tools)
+	switch {
+	case opts.Catalog != nil:
+		p.tools = opts.Catalog.tools
+	case len(opts.Tools) > 0:
+		// Decoded lazily, by this parser alone: a parser made once pays
+		// only for the tools its output calls.
+		p.tools = make(map[string]*toolSchema, len(opts.Tools))
+		for _, t := range opts.Tools {
+			p.tools[t.Name] = &toolSchema{name: t.Name, raw: t.Parameters}
+		}
 	}
 	p.win = make([]byte, 0, 2*p.tab.maxLen)
 	p.useThinks(c.thinks, reasoningPairs(format), opts)

@@ -294,8 +294,10 @@ func benchPaired(b *testing.B, in vsOllamaCase, chunks []string, fresh bool) {
 			ours++
 		}
 	}
+	// As the agent does: the catalog read once, a parser per generation.
+	opts := Options{Tools: in.tools, Catalog: NewCatalog(in.tools)}
 	newOurs := func() *Parser {
-		p, err := New(in.ours, Options{Tools: in.tools})
+		p, err := New(in.ours, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -366,9 +368,12 @@ func BenchmarkAgentSide(b *testing.B) {
 					calls++
 				}
 			}
+			// As the agent does: the catalog read once, a parser per
+			// generation.
+			opts := Options{Tools: in.tools, Catalog: NewCatalog(in.tools)}
 			b.ReportAllocs()
 			for range b.N {
-				p, err := New(in.ours, Options{Tools: in.tools})
+				p, err := New(in.ours, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
