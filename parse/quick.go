@@ -215,9 +215,7 @@ func (p *Parser) quickFeed(s string) {
 				p.inBlock = true
 				q.phase, q.want = qName, ""
 			case qMid:
-				q.argsFrom, q.phase, q.want = len(b.buf), qArgs, ""
-				b.slow, b.lastClose = false, 0
-				b.setLane(true)
+				p.quickArgs()
 			case qTail:
 				p.quickCall()
 			}
@@ -270,6 +268,14 @@ func (p *Parser) quickMatch(s string) (rest string, done bool) {
 		return s, false
 	}
 	return s, true
+}
+
+// quickArgs starts the arguments, which Feed's value lane takes.
+func (p *Parser) quickArgs() {
+	q, b := &p.q, &p.b
+	q.argsFrom, q.phase, q.want = len(b.buf), qArgs, ""
+	b.slow, b.lastClose = false, 0
+	b.setLane(true)
 }
 
 // quickName reads the tool name from s and returns what follows it:

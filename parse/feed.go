@@ -1,0 +1,226 @@
+package parse
+
+// Feed parses the next chunk of the model's output, emitting what it can
+// decide already.
+//
+// A chunk of prose, with nothing held and no block open (lane), takes
+// the prose lane: its bytes are classed once (classOf) and, with no
+// marker byte among them, it is one text event. A chunk inside a call's
+// JSON value takes the value lane, one inside the quick cycle's framing
+// or tool name its lane. Everything else goes to the general paths,
+// after which lane is worked out again (the lanes change none of the
+// state it depends on).
+//
+// Feed itself is the lanes for a token's few bytes (up to 8), written
+// out, and each chunk's state is looked at once: a chunk a lane does not
+// finish goes on to the one function that takes it from where the lane
+// left it. Every call is the last thing Feed does, because at a few bytes
+// a chunk a call costs about as much as the lanes' work, and a function
+// whose arguments live past a call saves them on entry, in every lane.
+func (p *Parser) Feed(chunk string, emit func(Event)) {
+	n := len(chunk)
+	if p.lane {
+		if n > 8 {
+			p.proseLong(chunk, emit)
+			return
+		}
+		// classOf written out for a token's few bytes.
+		var m uint8
+		c := &p.tab.cls
+		switch {
+		case n == 0:
+			return
+		case n < 4:
+			m = c[chunk[0]] | c[chunk[n>>1]] | c[chunk[n-1]]
+		default:
+			s, t := chunk[:4], chunk[n-4:]
+			m = c[s[0]] | c[s[1]] | c[s[2]] | c[s[3]] | c[t[0]] | c[t[1]] | c[t[2]] | c[t[3]]
+		}
+		if m != 0 {
+			p.proseMarked(chunk, m, emit)
+			return
+		}
+		p.pos += n
+		emit(Event{Type: EventText, Part: p.part, Text: chunk})
+		return
+	}
+	// Inside a call's JSON value with its call start out, the bulk of
+	// call-dense output, the bytes are only appended. A chunk after
+	// which the value may have ended goes on to valueChunk.
+	if b := &p.b; b.inValue {
+		old := len(b.buf)
+		if n > 8 || cap(b.buf)-old < 8 {
+			p.valueLong(chunk, emit)
+			return
+		}
+		// copyMarked without its loop, into an eight-byte window past
+		// the buffer's end (which it has room for): up to three bytes
+		// are s[0], s[n/2] and s[n-1]; up to eight, two four-byte
+		// windows that overlap (as classOf reads them).
+		d := (*[8]byte)(b.buf[old : old+8])
+		var mark uint8
+		switch {
+		case n == 0:
+		case n < 4:
+			x, y, z := chunk[0], chunk[n>>1], chunk[n-1]
+			d[0], d[(n>>1)&7], d[(n-1)&7] = x, y, z
+			mark = valueMark[x] | valueMark[y] | valueMark[z]
+		default:
+			s, t := chunk[:4], chunk[n-4:]
+			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
+			e := (*[4]byte)(d[n-4:])
+			e[0], e[1], e[2], e[3] = t[0], t[1], t[2], t[3]
+			mark = valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]] |
+				valueMark[t[0]] | valueMark[t[1]] | valueMark[t[2]] | valueMark[t[3]]
+		}
+		b.buf = b.buf[:old+n]
+		p.pos += n
+		if mark != 0 || old+n > b.laneUntil {
+			if mark == markClosing && b.laneMask&markClosing == 0 && (p.q.on || b.jmode == 1) {
+				// valueChunk's first step, for the closing brackets
+				// of every call's arguments.
+				b.closingAt(old + n)
+				if old+n <= b.laneUntil {
+					return
+				}
+			}
+			p.valueLaneEnd(old, mark, chunk, emit)
+		}
+		return
+	}
+	q := &p.q
+	if !q.on {
+		p.feedRest(chunk, emit)
+		return
+	}
+	if q.phase == qText {
+		// With the prose lane shut: a newline held.
+		p.quickText(chunk, emit)
+		return
+	}
+	// The quick cycle's lane: a chunk inside the framing, as learned, or
+	// inside the tool name, only goes into the block.
+	b := &p.b
+	old := len(b.buf)
+	if n <= cap(b.buf)-old {
+		dst := b.buf[old : old+n]
+		if k := q.k; n < len(q.want)-k {
+			want := q.want[k : k+n]
+			var diff byte
+			for i := 0; i < len(dst) && i < len(want); i++ {
+				c := chunk[i]
+				dst[i] = c
+				diff |= c ^ want[i]
+			}
+			if diff == 0 {
+				b.buf = b.buf[:old+n]
+				q.k = k + n
+				p.pos += n
+				return
+			}
+		} else if q.phase == qName && old+n-len(q.open) <= maxQuickName {
+			plain := true
+			for i := 0; i < len(dst); i++ {
+				c := chunk[i]
+				dst[i] = c
+				plain = plain && plainByte[c]
+			}
+			if plain {
+				b.buf = b.buf[:old+n]
+				p.pos += n
+				return
+			}
+		}
+	}
+	p.quickChunk(chunk, emit)
+}
+
+// proseLong is Feed's prose lane for a chunk of more than eight bytes.
+func (p *Parser) proseLong(chunk string, emit func(Event)) {
+	if m := p.tab.classOf(chunk); m != 0 {
+		p.proseMarked(chunk, m, emit)
+		return
+	}
+	p.pos += len(chunk)
+	emit(Event{Type: EventText, Part: p.part, Text: chunk})
+}
+
+// proseMarked takes a prose-lane chunk with marker bytes, of classes m.
+func (p *Parser) proseMarked(chunk string, m uint8, emit func(Event)) {
+	switch {
+	case m == cNL && p.nlProse(chunk, emit):
+		p.lane = p.held == ""
+	case p.q.on:
+		p.quickChunk(chunk, emit)
+	default:
+		p.feedRest(chunk, emit)
+	}
+}
+
+// valueLaneEnd is Feed's value lane for a chunk appended at old after
+// which the value may have ended.
+func (p *Parser) valueLaneEnd(old int, mark uint8, chunk string, emit func(Event)) {
+	p.valueChunk(old, mark, chunk, emit)
+	p.lane = p.proseLane()
+}
+
+// valueLong is Feed's value lane for a chunk of more than eight bytes, or
+// one the block's buffer has no room for as it is.
+func (p *Parser) valueLong(chunk string, emit func(Event)) {
+	if b := &p.b; len(b.buf)+len(chunk) <= cap(b.buf) {
+		old := len(b.buf)
+		b.buf = b.buf[:old+len(chunk)]
+		p.pos += len(chunk)
+		if mark := copyMarked(b.buf[old:], chunk, &valueMark); mark != 0 || len(b.buf) > b.laneUntil {
+			p.valueLaneEnd(old, mark, chunk, emit)
+		}
+		return
+	}
+	if p.q.on {
+		p.quickChunk(chunk, emit)
+		return
+	}
+	p.feedRest(chunk, emit)
+}
+
+// quickText takes a chunk between the quick cycle's calls with the prose
+// lane shut (a newline held, or lanes off).
+func (p *Parser) quickText(chunk string, emit func(Event)) {
+	if p.held != "" && p.nlText(chunk, emit) {
+		p.lane = p.proseLane()
+		return
+	}
+	p.quickChunk(chunk, emit)
+}
+
+// quickChunk feeds a chunk to the quick cycle.
+func (p *Parser) quickChunk(chunk string, emit func(Event)) {
+	p.emit = emit
+	p.quickFeed(chunk)
+	p.flushText()
+	p.emit = nil
+	p.lane = p.proseLane()
+}
+
+// feedRest is Feed outside its lanes and the quick cycle.
+func (p *Parser) feedRest(chunk string, emit func(Event)) {
+	if p.ended {
+		p.pos += len(chunk)
+		if chunk != "" {
+			emit(Event{Type: EventText, Part: PartOverrun, Text: chunk})
+		}
+		return
+	}
+	// Only that path and blockChunkStep keep inValue: every other path
+	// may change what it stands for.
+	p.b.inValue = false
+	if p.inBlock && p.b.confirmed && len(chunk) <= blockPiece && p.feedBlockChunk(chunk, emit) {
+		if !p.inBlock || p.q.on {
+			// Inside the block, lane stays false.
+			p.lane = p.proseLane()
+		}
+		return
+	}
+	p.feedChunk(chunk, emit)
+	p.lane = p.proseLane()
+}
