@@ -104,7 +104,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	old := len(b.buf)
 	if n <= cap(b.buf)-old {
 		dst := b.buf[old : old+n]
-		if k := q.k; n < len(q.want)-k {
+		if k := q.k; n <= len(q.want)-k {
 			want := q.want[k : k+n]
 			var diff byte
 			for i := 0; i < len(dst) && i < len(want); i++ {
@@ -116,6 +116,9 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 				b.buf = b.buf[:old+n]
 				q.k = k + n
 				p.pos += n
+				if k+n == len(q.want) {
+					p.quickFramed(emit)
+				}
 				return
 			}
 		} else if q.phase == qName && old+n-len(q.open) <= maxQuickName {
@@ -133,6 +136,25 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		}
 	}
 	p.quickChunk(chunk, emit)
+}
+
+// quickFramed goes on from Feed's quick lane after a chunk that ended the
+// phase's framing string, as quickFeed does.
+func (p *Parser) quickFramed(emit func(Event)) {
+	q := &p.q
+	switch q.phase {
+	case qOpen:
+		p.inBlock = true
+		q.phase, q.want = qName, ""
+	case qMid:
+		p.quickArgs()
+	case qTail:
+		p.emit = emit
+		p.quickCall()
+		p.flushText()
+		p.emit = nil
+		p.lane = p.proseLane()
+	}
 }
 
 // proseLong is Feed's prose lane for a chunk of more than eight bytes.
