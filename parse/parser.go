@@ -455,7 +455,16 @@ func (p *Parser) callID(n int) string {
 	// would otherwise allocate one string per call past callIDs (2,000
 	// of a call-dense parse's 2,035 allocations). Not kept beyond the
 	// last: kept IDs would pin the arena chunks they were written in.
-	v := p.arena.keep(strconv.AppendInt(append(p.arena.room(24), "call_"...), int64(n), 10))
+	v := p.arena.room(24)
+	if p.lastID != "" && p.lastIDn == n-1 && p.lastID[len(p.lastID)-1] != '9' {
+		// The ID after the last one, its last digit one up: calls ask
+		// for IDs in order.
+		v = append(v, p.lastID...)
+		v[len(v)-1]++
+	} else {
+		v = strconv.AppendInt(append(v, "call_"...), int64(n), 10)
+	}
+	v = p.arena.keep(v)
 	p.lastID, p.lastIDn = unsafe.String(&v[0], len(v)), n
 	return p.lastID
 }
