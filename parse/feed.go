@@ -1,5 +1,7 @@
 package parse
 
+import "unsafe"
+
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
 //
@@ -53,25 +55,27 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			p.valueLong(chunk, emit)
 			return
 		}
-		// copyMarked without its loop, into an eight-byte window past
-		// the buffer's end (which it has room for): up to three bytes
-		// are s[0], s[n/2] and s[n-1]; up to eight, two four-byte
-		// windows that overlap (as classOf reads them).
-		d := (*[8]byte)(b.buf[old : old+8])
+		// copyMarked without its loop, into the eight bytes of room
+		// past the buffer's end: up to three bytes are s[0], s[n/2] and
+		// s[n-1]; up to eight, two four-byte windows that overlap (as
+		// classOf reads them). The room and n <= 8 are checked above,
+		// which the compiler cannot see through: pointers, not slices.
+		d, s := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.buf)), old), unsafe.Pointer(unsafe.StringData(chunk))
+		at := func(p unsafe.Pointer, i int) *byte { return (*byte)(unsafe.Add(p, i)) }
 		var mark uint8
 		switch {
 		case n == 0:
 		case n < 4:
-			x, y, z := chunk[0], chunk[n>>1], chunk[n-1]
-			d[0], d[(n>>1)&7], d[(n-1)&7] = x, y, z
+			x, y, z := *at(s, 0), *at(s, n>>1), *at(s, n-1)
+			*at(d, 0), *at(d, n>>1), *at(d, n-1) = x, y, z
 			mark = valueMark[x] | valueMark[y] | valueMark[z]
 		default:
-			s, t := chunk[:4], chunk[n-4:]
-			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
-			e := (*[4]byte)(d[n-4:])
-			e[0], e[1], e[2], e[3] = t[0], t[1], t[2], t[3]
-			mark = valueMark[s[0]] | valueMark[s[1]] | valueMark[s[2]] | valueMark[s[3]] |
-				valueMark[t[0]] | valueMark[t[1]] | valueMark[t[2]] | valueMark[t[3]]
+			c0, c1, c2, c3 := *at(s, 0), *at(s, 1), *at(s, 2), *at(s, 3)
+			e0, e1, e2, e3 := *at(s, n-4), *at(s, n-3), *at(s, n-2), *at(s, n-1)
+			*at(d, 0), *at(d, 1), *at(d, 2), *at(d, 3) = c0, c1, c2, c3
+			*at(d, n-4), *at(d, n-3), *at(d, n-2), *at(d, n-1) = e0, e1, e2, e3
+			mark = valueMark[c0] | valueMark[c1] | valueMark[c2] | valueMark[c3] |
+				valueMark[e0] | valueMark[e1] | valueMark[e2] | valueMark[e3]
 		}
 		b.buf = b.buf[:old+n]
 		p.pos += n
