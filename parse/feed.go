@@ -108,20 +108,21 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	old := len(b.buf)
 	if n <= cap(b.buf)-old {
 		dst := b.buf[old : old+n]
-		if k := q.k; n <= len(q.want)-k {
-			want := q.want[k : k+n]
+		if k := q.k; k < len(q.want) {
+			want := q.want[k:]
+			m := min(n, len(want))
 			var diff byte
-			for i := 0; i < len(dst) && i < len(want); i++ {
+			for i := 0; i < m && i < len(dst) && i < len(want); i++ {
 				c := chunk[i]
 				dst[i] = c
 				diff |= c ^ want[i]
 			}
 			if diff == 0 {
-				b.buf = b.buf[:old+n]
-				q.k = k + n
-				p.pos += n
-				if k+n == len(q.want) {
-					p.quickFramed(emit)
+				b.buf = b.buf[:old+m]
+				q.k = k + m
+				p.pos += m
+				if m == len(want) {
+					p.quickFramed(chunk[m:], emit)
 				}
 				return
 			}
@@ -142,9 +143,10 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	p.quickChunk(chunk, emit)
 }
 
-// quickFramed goes on from Feed's quick lane after a chunk that ended the
-// phase's framing string, as quickFeed does.
-func (p *Parser) quickFramed(emit func(Event)) {
+// quickFramed goes on from Feed's quick lane after a chunk ended the
+// phase's framing string, as quickFeed does; rest is what the chunk has
+// after it.
+func (p *Parser) quickFramed(rest string, emit func(Event)) {
 	q := &p.q
 	switch q.phase {
 	case qOpen:
@@ -158,6 +160,9 @@ func (p *Parser) quickFramed(emit func(Event)) {
 		p.flushText()
 		p.emit = nil
 		p.lane = p.proseLane()
+	}
+	if rest != "" {
+		p.Feed(rest, emit)
 	}
 }
 
