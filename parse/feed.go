@@ -217,6 +217,17 @@ func (p *Parser) valueLong(chunk string, emit func(Event)) {
 // quickText takes a chunk between the quick cycle's calls with the prose
 // lane shut (a newline held, or lanes off).
 func (p *Parser) quickText(chunk string, emit func(Event)) {
+	if q := &p.q; p.held != "" && chunk != "" && chunk[0] == q.open[0] && !p.tab.nlNext[chunk[0]] {
+		// A newline held after a call and the next call's opener, as
+		// quickFeed takes them (the newline is text), the opener then
+		// Feed's quick lane.
+		emit(Event{Type: EventText, Part: p.part, Text: p.held})
+		p.held = ""
+		q.phase, q.want, q.k, p.b.start = qOpen, q.open, 0, p.pos
+		p.b.buf = p.b.buf[:0]
+		p.Feed(chunk, emit)
+		return
+	}
 	if p.held != "" && p.nlText(chunk, emit) {
 		p.lane = p.proseLane()
 		return
