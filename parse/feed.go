@@ -138,9 +138,31 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 				p.pos += n
 				return
 			}
+			p.quickNameEnd(chunk, emit)
+			return
 		}
 	}
 	p.quickChunk(chunk, emit)
+}
+
+// quickNameEnd is Feed's quick lane for a chunk in which the tool name may
+// end: quickName reads it, and what follows the name's closing quote goes
+// on to Feed's lane for the framing.
+func (p *Parser) quickNameEnd(chunk string, emit func(Event)) {
+	p.emit = emit
+	rest := p.quickName(chunk)
+	if q := &p.q; q.on && q.phase == qMid {
+		p.flushText()
+		p.emit = nil
+		if rest != "" {
+			p.Feed(rest, emit)
+		}
+		return
+	}
+	p.quickFeed(rest)
+	p.flushText()
+	p.emit = nil
+	p.lane = p.proseLane()
 }
 
 // quickFramed goes on from Feed's quick lane after a chunk ended the
