@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"bytes"
 	"math"
 	"strings"
 
@@ -51,10 +50,10 @@ type quickXML struct {
 	// open is the framing up to the name, a substring of the Raw text
 	// of the call it was learned from; k is how much of it has been
 	// matched, start where it started. op is the block's opener (an
-	// index into the table's openers).
+	// index into the table's openers), m its marker's length.
 	open     string
 	k, start int
-	op       int
+	op, m    int
 	// from is where the next '<' is looked for in the block's buffer.
 	from int
 	// nameTo is where the name ends in the block's buffer; started says
@@ -118,7 +117,7 @@ func (p *Parser) learnQuickXML(raw string, c dcall, extra repairs) {
 	if op < 0 {
 		return
 	}
-	p.qx = quickXML{open: open, op: op, calls: p.qx.calls}
+	p.qx = quickXML{open: open, op: op, m: len(o.marker), calls: p.qx.calls}
 	if p.qxClean() {
 		p.qx.on = true
 	}
@@ -137,6 +136,24 @@ func (p *Parser) qxClean() bool {
 // the chunk.
 func (p *Parser) qxChunk(chunk string, emit func(Event)) {
 	q, b := &p.qx, &p.b
+	switch n := len(chunk); q.phase {
+	case qxOpen:
+		// A chunk inside the framing that neither completes the opening
+		// marker nor the framing: only matched.
+		if k := q.k + n; k < len(q.open) && (q.k >= q.m || k < q.m) && q.open[q.k:k] == chunk {
+			if q.k >= q.m {
+				b.buf = append(b.buf, chunk...)
+			}
+			q.k, p.pos = k, p.pos+n
+			return
+		}
+	case qxName:
+		if n > 0 && len(b.buf)+n-len(q.open) <= maxQuickName && qxNameRun(chunk) {
+			b.buf = append(b.buf, chunk...)
+			p.pos += n
+			return
+		}
+	}
 	p.emit = emit
 	switch {
 	case q.phase == qxBody && len(chunk) <= blockPiece:
@@ -153,6 +170,16 @@ func (p *Parser) qxChunk(chunk string, emit func(Event)) {
 	p.flushText()
 	p.emit = nil
 	p.lane = p.proseLane()
+}
+
+// qxNameRun: every byte of s is one qxName takes.
+func qxNameRun(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !qxNameByte[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // qxLess goes on from Feed's lane for a chunk of the block with a '<',
@@ -263,8 +290,7 @@ func (p *Parser) qxText(s string) string {
 // it, once they are all there), the rest goes into the block.
 func (p *Parser) qxOpen(s string) string {
 	q, b := &p.qx, &p.b
-	n := matched(q.open[q.k:], s)
-	m := len(p.tab.ops[q.op].marker)
+	n, m := matched(q.open[q.k:], s), q.m
 	take := s[:n]
 	if q.k < m {
 		t := min(n, m-q.k)
@@ -331,18 +357,14 @@ func (p *Parser) qxName(s string) string {
 func (p *Parser) qxEnd() int {
 	q, b := &p.qx, &p.b
 	buf, o := b.buf, b.op
-	for i := q.from; ; i++ {
-		k := bytes.IndexByte(buf[i:], '<')
-		if k < 0 {
-			// Nothing pending: Feed's lane takes the next chunks.
-			q.from, b.inValue = len(buf), true
-			return 0
+	for i := q.from; i < len(buf); i++ {
+		if buf[i] != '<' {
+			continue
 		}
-		i += k
-		switch matchAt(buf, i, o.closerB) {
+		switch tagAt(buf, i, o.closer) {
 		case vYes:
 			b.inValue = false
-			end := i + len(o.closerB)
+			end := i + len(o.closer)
 			over := len(buf) - end
 			b.vend, b.closed = i, true
 			p.pos = b.start + end
@@ -355,7 +377,7 @@ func (p *Parser) qxEnd() int {
 			return 0
 		}
 		if o.reopen {
-			switch matchAt(buf, i, o.markerB) {
+			switch tagAt(buf, i, o.marker) {
 			case vYes:
 				p.qxStop()
 				return 0
@@ -365,6 +387,24 @@ func (p *Parser) qxEnd() int {
 			}
 		}
 	}
+	// Nothing pending: Feed's lane takes the next chunks.
+	q.from, b.inValue = len(buf), true
+	return 0
+}
+
+// tagAt is matchAt for a tag m whose first byte is buf[i]: most tags
+// differ from m in their second or third byte.
+func tagAt(buf []byte, i int, m string) verdict {
+	n := min(len(buf)-i, len(m))
+	for j := 1; j < n; j++ {
+		if buf[i+j] != m[j] {
+			return vNo
+		}
+	}
+	if n == len(m) {
+		return vYes
+	}
+	return vMore
 }
 
 // qxStop ends the cycle: the bytes it took of a block it had not finished
@@ -375,9 +415,9 @@ func (p *Parser) qxStop() {
 		return
 	}
 	q.on, b.inValue = false, false
-	switch m := len(p.tab.ops[q.op].marker); {
+	switch {
 	case q.phase == qxText:
-	case q.phase == qxOpen && q.k <= m && !p.inBlock:
+	case q.phase == qxOpen && q.k <= q.m && !p.inBlock:
 		// Only a marker's prefix, which the general path holds: the
 		// same bytes from the framing, without a copy.
 		p.pos -= q.k
