@@ -70,11 +70,14 @@ func TestQuickXMLCycle(t *testing.T) {
 func TestQuickXMLMatchesGeneral(t *testing.T) {
 	from := len(qxCall("read_file", "path", "a.go", "limit", "5"))
 	to := from + len(qxCall("get_weather", "city", "Paris")) + 2
-	edits := []string{"", " ", "\n", "<", ">", "/", `"`, "{", "x", "é", "=", "</tool_call>", "<tool_call>", "</parameter>", "<function=", "\nHuman:"}
+	edits := []string{"", " ", "\n", "<", ">", "/", "x", "</tool_call>", "<tool_call>", "\nHuman:"}
 	for _, c := range []struct {
 		format string
 		opts   Options
-	}{{"qwen3-coder", Options{Tools: testTools}}, {"qwen3-coder", Options{}}, {"auto", Options{Tools: testTools}}} {
+	}{
+		{"qwen3-coder", Options{Tools: testTools}}, {"qwen3-coder", Options{}},
+		{"qwen3-coder", Options{Tools: testTools, Strict: true}}, {"auto", Options{Tools: testTools}},
+	} {
 		for i := from; i < to; i++ {
 			for k, e := range edits {
 				variants := []string{qxBase[:i] + e + qxBase[i+1:]}
@@ -144,5 +147,28 @@ func TestQuickXMLBenchInputs(t *testing.T) {
 				t.Fatalf("%s in %d chunks: %d calls, %d through the cycle; want %d and %d", in.name, len(cut), countCalls(want), quick, calls, calls-1)
 			}
 		}
+	}
+}
+
+// TestQuickXMLLargeChunk: fed call-dense output in one chunk, the cycle
+// takes no more of it into the block than a call (each call reading the
+// rest of the chunk would make the cost quadratic).
+func TestQuickXMLLargeChunk(t *testing.T) {
+	in := denseInput("qwen3-coder")
+	p, err := New("qwen3-coder", Options{Tools: mustTools(denseTools)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	p.Feed(in, func(e Event) {
+		if e.Type == EventCall {
+			calls++
+		}
+	})
+	if c := cap(p.b.buf); c > 4<<10 {
+		t.Errorf("block buffer grew to %d bytes for calls of about 200", c)
+	}
+	if p.qx.calls != denseCalls-1 || calls != denseCalls {
+		t.Errorf("%d calls, %d through the cycle; want %d and %d", calls, p.qx.calls, denseCalls, denseCalls-1)
 	}
 }
