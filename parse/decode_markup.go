@@ -172,8 +172,8 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 		body, end, rep := untilClose(s[i:], "</function>")
 		a := p.newArgs(p.toolName(tool), len(body))
 		b := 0
+		t := strings.Index(body, "<parameter=")
 		for {
-			t := strings.Index(body[b:], "<parameter=")
 			if t < 0 {
 				if a.err == nil && strings.TrimSpace(body[b:]) != "" {
 					a.err = &Error{Kind: KindUnexpectedTag, Offset: base + i + b, Message: "only <parameter=NAME> elements belong inside <function=…>"}
@@ -208,9 +208,16 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 				}
 			}
 			a.add(pname, trimOneNewline(body[b:b+stop]), base+i+b)
+			// The next <parameter= is the one found above, which b
+			// moves to at most.
+			from := b
 			b += stop
 			if stop == vend {
 				b += len("</parameter>")
+			}
+			t = -1
+			if next >= 0 {
+				t = from + next - b
 			}
 		}
 		if p.opts.Strict && rep != 0 {

@@ -55,6 +55,9 @@ func (p *Parser) valueChunk(old int, mark uint8, chunk string, emit func(Event))
 		}
 		p.flushText()
 		p.emit = nil
+	case p.qx.on:
+		// The qwen3-coder cycle's block (quickxml.go).
+		p.qxLess(old, chunk, emit)
 	case b.jmode != 1:
 		// The end lane (laneOn): a '<' came. The lane's chunks
 		// before it had none, so findEnd need not look at them.

@@ -266,8 +266,12 @@ func (p *Parser) quickChunk(chunk string, emit func(Event)) {
 	p.lane = p.proseLane()
 }
 
-// feedRest is Feed outside its lanes and the quick cycle.
+// feedRest is Feed outside its lanes and the hermes quick cycle.
 func (p *Parser) feedRest(chunk string, emit func(Event)) {
+	if p.qx.on {
+		p.qxChunk(chunk, emit)
+		return
+	}
 	if p.ended {
 		p.pos += len(chunk)
 		if chunk != "" {
@@ -286,5 +290,9 @@ func (p *Parser) feedRest(chunk string, emit func(Event)) {
 		return
 	}
 	p.feedChunk(chunk, emit)
+	if p.qx.open != "" && !p.qx.on {
+		// Back where the qwen3-coder cycle left off (quickxml.go).
+		p.qxResume()
+	}
 	p.lane = p.proseLane()
 }

@@ -119,6 +119,9 @@ func (p *Parser) finish(end int, eof bool) {
 	if len(calls) == 1 && berr == nil && !p.q.on {
 		p.learnQuick(raw, calls[0], extra)
 	}
+	if len(calls) == 1 && berr == nil && !p.qx.on {
+		p.learnQuickXML(raw, calls[0], extra)
+	}
 	if b.op.kind == kBare && b.op.dec == dNameLine && len(calls) > 0 {
 		// GLM-4 writes one name line and object after another.
 		p.bare = true

@@ -175,6 +175,15 @@ func FuzzChunkInvariance(f *testing.F) {
 			}
 		}
 	}
+	// The same in the framing the qwen3-coder cycle reads (quickxml.go).
+	for k, in := range []string{qxBase, denseInput("qwen3-coder")[:1200]} {
+		for _, format := range []string{"qwen3-coder", "auto"} {
+			for _, flags := range []uint8{0x00, 0x20} {
+				mode, seed := fuzzMode(format, flags, uint64(k))
+				f.Add(in, seed, mode)
+			}
+		}
+	}
 	// Issue 23's class cases in each of their formats, strict and
 	// lenient, with and without the catalog.
 	fidelity, _ := loadFidelity(f)

@@ -83,6 +83,8 @@ type Parser struct {
 	quickCalls int
 	drop       bool
 	dropN      int
+	// qx is the qwen3-coder quick cycle (quickxml.go).
+	qx quickXML
 
 	// noNLText keeps Feed's newline lane (nlText) off, for tests that
 	// compare it with the general path; nlChunks counts the chunks the
@@ -154,6 +156,7 @@ func (p *Parser) Reset() {
 	p.fenced, p.ended = false, false
 	p.b.reset(nil, 0)
 	p.q = quick{}
+	p.qx = quickXML{}
 	p.drop = false
 	p.lane = p.proseLane()
 }
@@ -167,6 +170,9 @@ func (p *Parser) proseLane() bool {
 	}
 	if p.q.on {
 		return p.q.phase == qText
+	}
+	if p.qx.on {
+		return p.qx.phase == qxText
 	}
 	return !p.ended && !p.inBlock && !p.bare && p.rs == rsNone
 }
@@ -213,6 +219,7 @@ func (p *Parser) feedChunk(chunk string, emit func(Event)) {
 func (p *Parser) Close(emit func(Event)) {
 	p.emit = emit
 	p.quickStop()
+	p.qxStop()
 	p.b.inValue = false
 	if p.rs != rsNone {
 		p.feedReasoning("", true)
@@ -306,6 +313,14 @@ func (p *Parser) feed(s string, eof bool) {
 					return
 				}
 				p.q.on = false
+			}
+			if p.qx.on {
+				// The same for the qwen3-coder cycle (quickxml.go).
+				if !eof {
+					p.qxFeed(s)
+					return
+				}
+				p.qx.on = false
 			}
 			if p.bare {
 				var opened bool
