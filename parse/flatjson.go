@@ -149,11 +149,13 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 			i, o = i+n, o+n
 		}
 		if in == inKey {
-			if i < len(s) && wsByte[s[i]] {
-				i = skipWS(s, i+1)
-			}
 			if i >= len(s) || s[i] != ':' {
-				return out[:base], i, false, true
+				if i < len(s) && wsByte[s[i]] {
+					i = skipWS(s, i+1)
+				}
+				if i >= len(s) || s[i] != ':' {
+					return out[:base], i, false, true
+				}
 			}
 			out[o] = ':'
 			o++
