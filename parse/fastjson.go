@@ -27,7 +27,8 @@ const maxFastDepth = 64
 // compactValue appends the JSON value at s[i:] to dst, compact, as
 // appendJSON would write the decoded value; it returns the index after
 // the value. ok is false when the value is not plain JSON, or not all
-// there. Values nest at most maxFastDepth-1 deep.
+// there; what is in the returned slice then is not to be used. Values
+// nest at most maxFastDepth-1 deep.
 //
 // It is one loop, with the open containers kept as a bit stack (bit 0:
 // the innermost is an object, above the highest a sentinel bit), rather
@@ -37,9 +38,11 @@ const maxFastDepth = 64
 // token: for the small objects calls carry, calls and appends per token
 // cost more than the bytes.
 func compactValue[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
-	if out, end, ok, flat := compactFlat(dst, s, i); flat {
+	out, end, ok, flat := compactFlat(dst, s, i)
+	if flat {
 		return out, end, ok
 	}
+	dst = out // as given, perhaps grown
 	stack := uint64(1)
 	from := i // s[from:i] is compact and not yet in dst
 	key := false

@@ -1,108 +1,253 @@
 package parse
 
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+)
+
 // compactFlat is compactValue for the arguments calls carry most: an
 // object whose values are strings, numbers, literals or lists of those.
 // With no stack of containers to carry, its loop keeps what it needs in
 // registers. It reports flat false for any other value (a nested object,
-// a list of lists), which compactValue reads instead; ok is as
-// compactValue's.
+// a list of lists), which compactValue reads instead; ok and the index
+// are as compactValue's. When ok is false it returns dst as given but
+// for its capacity.
+//
+// The compact form is never longer than s[i:], so dst is grown once to
+// hold all of it, and bytes are stored, not appended: a word of s is
+// stored whole (the bytes past the token are written over later) where
+// appends cost a call each. The loop makes no call for what calls carry
+// (plain strings, short numbers, literals): in Go a call spills every
+// register the loop holds.
 func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	if i >= len(s) || s[i] != '{' {
 		return dst, i, false, false
 	}
-	from := i // s[from:i] is compact and not yet in dst
-	i++
-	dst, from, i = skipSpace(dst, s, from, i)
-	if i < len(s) && s[i] == '}' {
-		return append(dst, s[from:i+1]...), i + 1, true, true
+	if cap(dst)-len(dst) < len(s)-i {
+		dst = slices.Grow(dst, len(s)-i)
 	}
+	// out[o:] has room for the compact form of s[i:]: o-len(dst) is
+	// never more than i less where the object starts, and a word is
+	// stored at out[o:] only where s[i:] has eight bytes.
+	out, o := dst[:cap(dst)], len(dst)
+	base := o
+	out[o] = '{'
+	o++
+	if i = skipWS(s, i+1); i < len(s) && s[i] == '}' {
+		out[o] = '}'
+		return out[:o+1], i + 1, true, true
+	}
+	// What s[i] starts: a key, a member's value, the first item of a
+	// list or one after it. Whitespace before it is skipped where it is
+	// found rather than looked for at every step: calls have it before
+	// half their tokens at most.
+	const inKey, inValue, inList0, inList = 0, 1, 2, 3
+	in := inKey
 	for {
-		// A member: its key, a colon and its value.
-		if i >= len(s) || s[i] != '"' {
-			return dst, i, false, true
+		if i >= len(s) {
+			return out[:base], i, false, true
 		}
-		j := i + 1
-		for j < len(s) && plainByte[s[j]] {
-			j++
-		}
-		if j < len(s) && s[j] == '"' {
-			i = j + 1
-		} else if i, ok = stringEnd(s, i); !ok {
-			return dst, i, false, true
-		}
-		dst, from, i = skipSpace(dst, s, from, i)
-		if i >= len(s) || s[i] != ':' {
-			return dst, i, false, true
-		}
-		i++
-		dst, from, i = skipSpace(dst, s, from, i)
-		if i < len(s) && s[i] == '[' {
-			// A list of scalars.
-			i++
-			dst, from, i = skipSpace(dst, s, from, i)
-			if i < len(s) && s[i] != ']' {
-				for {
-					if i, ok = scalarEnd(s, i); !ok {
-						return dst, i, false, i >= len(s) || s[i] != '{' && s[i] != '['
+	token:
+		switch c := s[i]; {
+		case c == '"':
+			// Most strings are plain ASCII to their quote: copied
+			// and looked at eight bytes a step (as plainRun does)
+			// here, by stringEnd only for the others.
+			out[o] = '"'
+			d := o - i // s[j] goes to out[j+d]
+			j := i + 1
+			for ; len(s)-j >= 8; j += 8 {
+				w := load64(s, j)
+				k := j + d
+				binary.LittleEndian.PutUint64(out[k:k+8], w)
+				// As plainRun's test, without its &^q and &^b: a
+				// byte they would clear is above 0x7f, in w.
+				q, b := w^(lo*'"'), w^(lo*'\\')
+				if m := ((q - lo) | (b - lo) | (w - lo*0x20) | w) & hi; m != 0 {
+					if j += bits.TrailingZeros64(m) >> 3; s[j] == '"' {
+						out[j+d] = '"'
+						i, o = j+1, j+1+d
+						break token
 					}
-					dst, from, i = skipSpace(dst, s, from, i)
-					if i >= len(s) || s[i] != ',' {
-						break
-					}
-					i++
-					dst, from, i = skipSpace(dst, s, from, i)
+					break
 				}
 			}
-			if i >= len(s) || s[i] != ']' {
-				return dst, i, false, true
+			for j < len(s) && plainByte[s[j]] {
+				out[j+d] = s[j]
+				j++
 			}
+			if j < len(s) && s[j] == '"' {
+				out[j+d] = '"'
+				i, o = j+1, j+1+d
+				break
+			}
+			e, ok := stringEnd(s, i)
+			if !ok {
+				return out[:base], i, false, true
+			}
+			o += copy(out[o:], s[i:e])
+			i = e
+		case wsByte[c]:
+			i = skipWS(s, i+1)
+			continue
+		case in == inKey:
+			return out[:base], i, false, true
+		case c == '[' && in == inValue:
+			out[o] = '['
+			o++
 			i++
-		} else if i, ok = scalarEnd(s, i); !ok {
-			return dst, i, false, i >= len(s) || s[i] != '{'
-		}
-		dst, from, i = skipSpace(dst, s, from, i)
-		if i >= len(s) {
-			return dst, i, false, true
-		}
-		switch s[i] {
-		case ',':
+			in = inList0
+			continue
+		case c == ']' && in == inList0:
+			out[o] = ']'
+			o++
 			i++
-			dst, from, i = skipSpace(dst, s, from, i)
-		case '}':
-			return append(dst, s[from:i+1]...), i + 1, true, true
+			in = inValue
+		case c == '-' || c-'0' <= 9:
+			// Most numbers of a call are integers, read here;
+			// numberEnd reads the others.
+			j := i + 1
+			if c != '0' {
+				for j < len(s) && s[j]-'0' <= 9 {
+					j++
+				}
+			}
+			if c == '-' || c == '0' || j < len(s) && numberByte[s[j]] {
+				if j = numberEnd(s, i); j == i {
+					return out[:base], i, false, true
+				}
+			}
+			n := j - i
+			if len(s)-i >= 8 && n <= 8 {
+				binary.LittleEndian.PutUint64(out[o:o+8], load64(s, i))
+			} else {
+				copy(out[o:], s[i:i+n])
+			}
+			i, o = i+n, o+n
+		case len(s)-i >= 8:
+			// A literal, or nothing compactValue reads.
+			w := load64(s, i)
+			n := 0
+			switch {
+			case uint32(w) == 't'|'r'<<8|'u'<<16|'e'<<24 || uint32(w) == 'n'|'u'<<8|'l'<<16|'l'<<24:
+				n = 4
+			case w&(1<<40-1) == 'f'|'a'<<8|'l'<<16|'s'<<24|'e'<<32:
+				n = 5
+			default:
+				return out[:base], i, false, c != '{' && (c != '[' || in == inValue)
+			}
+			binary.LittleEndian.PutUint64(out[o:o+8], w)
+			i, o = i+n, o+n
 		default:
-			return dst, i, false, true
+			n := literalLen(s, i)
+			if n == 0 {
+				return out[:base], i, false, c != '{' && (c != '[' || in == inValue)
+			}
+			copy(out[o:], s[i:i+n])
+			i, o = i+n, o+n
+		}
+		if in == inKey {
+			if i >= len(s) || s[i] != ':' {
+				if i < len(s) && wsByte[s[i]] {
+					i = skipWS(s, i+1)
+				}
+				if i >= len(s) || s[i] != ':' {
+					return out[:base], i, false, true
+				}
+			}
+			out[o] = ':'
+			o++
+			i++
+			in = inValue
+			continue
+		}
+		if in == inList0 {
+			in = inList
+		}
+		// After a value: the next item or member, or the end of the
+		// list or object.
+		for {
+			if i >= len(s) {
+				return out[:base], i, false, true
+			}
+			c := s[i]
+			if c == ',' {
+				out[o] = ','
+				o++
+				i++
+				if in == inValue {
+					in = inKey
+				}
+				break
+			}
+			if c == '}' && in == inValue {
+				out[o] = '}'
+				return out[:o+1], i + 1, true, true
+			}
+			if c == ']' && in == inList {
+				out[o] = ']'
+				o++
+				i++
+				in = inValue
+				continue
+			}
+			if !wsByte[c] {
+				return out[:base], i, false, true
+			}
+			i = skipWS(s, i+1)
 		}
 	}
 }
 
-// scalarEnd returns the index after the string, number or literal at
-// s[i:], as compactValue reads them; ok is false for anything else.
-func scalarEnd[T text](s T, i int) (int, bool) {
-	if i >= len(s) {
-		return i, false
-	}
-	switch c := s[i]; {
-	case c == '"':
-		j := plainRun(s, i+1)
-		if j < len(s) && s[j] == '"' {
-			return j + 1, true
+// numberEnd returns the index after the JSON number at s[i:], i < len(s),
+// or i when there is none or a byte of numberByte follows it: where
+// compactValue takes the run of those bytes for the number and checks it
+// with validNumber, this reads it once.
+func numberEnd[T text](s T, i int) int {
+	j := i
+	if s[j] == '-' {
+		if j++; j >= len(s) {
+			return i
 		}
-		return stringEnd(s, i)
-	case c == '-' || c >= '0' && c <= '9':
-		j := i + 1
-		for j < len(s) && numberByte[s[j]] {
+	}
+	switch c := s[j]; {
+	case c == '0':
+		j++
+	case c-'1' < 9:
+		j = digits(s, j+1)
+	default:
+		return i
+	}
+	if j < len(s) && s[j] == '.' {
+		k := digits(s, j+1)
+		if k == j+1 {
+			return i
+		}
+		j = k
+	}
+	if j < len(s) && s[j]|0x20 == 'e' {
+		if j++; j < len(s) && (s[j] == '+' || s[j] == '-') {
 			j++
 		}
-		if !validNumber(s[i:j]) {
-			return i, false
+		k := digits(s, j)
+		if k == j {
+			return i
 		}
-		return j, true
+		j = k
 	}
-	if n := literalLen(s, i); n > 0 {
-		return i + n, true
+	if j < len(s) && numberByte[s[j]] {
+		return i
 	}
-	return i, false
+	return j
+}
+
+// load64 reads s[j:j+8] as a little-endian word.
+func load64[T text](s T, j int) uint64 {
+	t := s[j : j+8]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 // skipSpace skips the whitespace at s[i:], if any, first appending the
