@@ -169,16 +169,11 @@ func (p *Parser) quickNameEnd(chunk string, emit func(Event)) {
 // phase's framing string, as quickFeed does; rest is what the chunk has
 // after it.
 func (p *Parser) quickFramed(rest string, emit func(Event)) {
-	q := &p.q
-	switch q.phase {
-	case qOpen:
-		p.inBlock = true
-		q.phase, q.want = qName, ""
-	case qMid:
-		p.quickArgs()
-	case qTail:
+	if p.q.phase != qTail {
+		p.quickFramingDone()
+	} else {
 		p.emit = emit
-		p.quickCall()
+		p.quickFramingDone()
 		p.flushText()
 		p.emit = nil
 		p.lane = p.proseLane()

@@ -160,44 +160,13 @@ func (p *Parser) quickFeed(s string) {
 	for s != "" && q.on {
 		switch q.phase {
 		case qText:
-			if p.held != "" {
-				// A newline held back at the end of the last chunk
-				// (below): the general path reads a turn marker.
-				if p.tab.nlNext[s[0]] {
-					q.on = false
-					break
-				}
-				p.text(p.held)
-				p.held = ""
+			var stop bool
+			if s, stop = p.betweenCalls(s); stop {
+				q.on = false
+				break
 			}
-			i := 0
-			for i < len(s) {
-				c := s[i]
-				if !p.tab.first[c] {
-					i++
-					continue
-				}
-				// A newline is a marker's first byte only before a
-				// plain-text turn marker's second (turn.go); calls
-				// are written one a line.
-				if c != '\n' || p.tab.nl == "" || i+1 < len(s) && p.tab.nlNext[s[i+1]] {
-					break
-				}
-				if i+1 == len(s) {
-					p.text(s[:i])
-					p.held = p.tab.nl
-					p.pos += i + 1
-					return
-				}
-				i++
-			}
-			if i > 0 {
-				p.pos += i
-				p.text(s[:i])
-				s = s[i:]
-				if s == "" {
-					return
-				}
+			if s == "" {
+				return
 			}
 			if s[0] != q.open[0] {
 				q.on = false
@@ -210,15 +179,7 @@ func (p *Parser) quickFeed(s string) {
 			if s, done = p.quickMatch(s); !done {
 				break
 			}
-			switch q.phase {
-			case qOpen:
-				p.inBlock = true
-				q.phase, q.want = qName, ""
-			case qMid:
-				p.quickArgs()
-			case qTail:
-				p.quickCall()
-			}
+			p.quickFramingDone()
 		case qName:
 			s = p.quickName(s)
 		case qArgs:
@@ -252,6 +213,49 @@ func (p *Parser) quickFeed(s string) {
 	}
 }
 
+// betweenCalls takes, for a quick cycle between calls, the text at the
+// start of s up to the first byte that may start a marker, as the general
+// path takes it: a newline held back at the end of the last chunk goes
+// out first, and a newline at the end of s is held (a plain-text turn
+// marker may follow). It returns what is left of s; stop says the held
+// newline goes on to a turn marker's second byte, which the general path
+// reads, s then untouched.
+func (p *Parser) betweenCalls(s string) (rest string, stop bool) {
+	if p.held != "" {
+		if p.tab.nlNext[s[0]] {
+			return s, true
+		}
+		p.text(p.held)
+		p.held = ""
+	}
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if !p.tab.first[c] {
+			i++
+			continue
+		}
+		// A newline is a marker's first byte only before a plain-text
+		// turn marker's second (turn.go); calls are written one a line.
+		if c != '\n' || p.tab.nl == "" || i+1 < len(s) && p.tab.nlNext[s[i+1]] {
+			break
+		}
+		if i+1 == len(s) {
+			p.text(s[:i])
+			p.held = p.tab.nl
+			p.pos += i + 1
+			return "", false
+		}
+		i++
+	}
+	if i > 0 {
+		p.pos += i
+		p.text(s[:i])
+		s = s[i:]
+	}
+	return s, false
+}
+
 // quickMatch takes from s what continues the phase's framing string
 // (want) into the block; done says it is all there. A byte that differs
 // ends the cycle.
@@ -268,6 +272,22 @@ func (p *Parser) quickMatch(s string) (rest string, done bool) {
 		return s, false
 	}
 	return s, true
+}
+
+// quickFramingDone takes the step after the phase's framing string: the
+// name after the opener, the arguments after the middle, the call after
+// the closer.
+func (p *Parser) quickFramingDone() {
+	q := &p.q
+	switch q.phase {
+	case qOpen:
+		p.inBlock = true
+		q.phase, q.want = qName, ""
+	case qMid:
+		p.quickArgs()
+	case qTail:
+		p.quickCall()
+	}
 }
 
 // quickArgs starts the arguments, which Feed's value lane takes.

@@ -239,43 +239,13 @@ func (p *Parser) qxResume() {
 // and returns what follows it.
 func (p *Parser) qxText(s string) string {
 	q := &p.qx
-	if p.held != "" {
-		// A newline held back at the end of the last chunk (below): the
-		// general path reads a turn marker.
-		if p.tab.nlNext[s[0]] {
-			q.on = false
-			return s
-		}
-		p.text(p.held)
-		p.held = ""
+	var stop bool
+	if s, stop = p.betweenCalls(s); stop {
+		q.on = false
+		return s
 	}
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if !p.tab.first[c] {
-			i++
-			continue
-		}
-		// A newline is a marker's first byte only before a plain-text
-		// turn marker's second (turn.go).
-		if c != '\n' || p.tab.nl == "" || i+1 < len(s) && p.tab.nlNext[s[i+1]] {
-			break
-		}
-		if i+1 == len(s) {
-			p.text(s[:i])
-			p.held = p.tab.nl
-			p.pos += i + 1
-			return ""
-		}
-		i++
-	}
-	if i > 0 {
-		p.pos += i
-		p.text(s[:i])
-		s = s[i:]
-		if s == "" {
-			return ""
-		}
+	if s == "" {
+		return ""
 	}
 	if s[0] != q.open[0] {
 		q.on = false
