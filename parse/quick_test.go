@@ -94,23 +94,33 @@ func TestQuickMatchesGeneral(t *testing.T) {
 	for _, c := range []struct {
 		format string
 		opts   Options
-	}{{"hermes", Options{Tools: testTools}}, {"hermes", Options{}}, {"auto", Options{Tools: testTools}}} {
-		for i := from; i < to; i++ {
-			for k, e := range edits {
-				variants := []string{quickBase[:i] + e + quickBase[i+1:]}
-				if k > 0 {
-					variants = append(variants, quickBase[:i]+e+quickBase[i:])
+	}{{"hermes", Options{Tools: testTools}}, {"hermes", Options{}}, {"hermes", Options{Tools: testTools, Strict: true}}, {"auto", Options{Tools: testTools}}} {
+		everyEditMatchesGeneral(t, c.format, c.opts, quickBase, from, to, edits, quickRun)
+	}
+}
+
+// everyEditMatchesGeneral changes base at every byte of [from, to) with
+// each of edits (put in the byte's place and, but for the first, before
+// it) and checks that run, in chunks of 0, 1, 4 and 7 bytes, gives the
+// events the general path gives the whole edited input.
+func everyEditMatchesGeneral(t *testing.T, format string, opts Options, base string, from, to int, edits []string,
+	run func(*testing.T, string, Options, string, int) ([]Event, int)) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		for k, e := range edits {
+			variants := []string{base[:i] + e + base[i+1:]}
+			if k > 0 {
+				variants = append(variants, base[:i]+e+base[i:])
+			}
+			for _, in := range variants {
+				want := general(t, format, opts, in, 0)
+				if got := reconstruct(want); got != in {
+					t.Fatalf("general path lost bytes of %q", in)
 				}
-				for _, in := range variants {
-					for _, n := range []int{0, 1, 4, 7} {
-						want := general(t, c.format, c.opts, in, 0)
-						if got := reconstruct(want); got != in {
-							t.Fatalf("general path lost bytes of %q", in)
-						}
-						got, _ := quickRun(t, c.format, c.opts, in, n)
-						if d := cmp.Diff(want, got); d != "" {
-							t.Fatalf("%s tools=%v chunks of %d, input %q (-general +quick):\n%s", c.format, c.opts.Tools != nil, n, in, d)
-						}
+				for _, n := range []int{0, 1, 4, 7} {
+					got, _ := run(t, format, opts, in, n)
+					if d := cmp.Diff(want, got); d != "" {
+						t.Fatalf("%s tools=%v strict=%v chunks of %d, input %q (-general +quick):\n%s", format, opts.Tools != nil, opts.Strict, n, in, d)
 					}
 				}
 			}

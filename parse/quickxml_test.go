@@ -78,26 +78,7 @@ func TestQuickXMLMatchesGeneral(t *testing.T) {
 		{"qwen3-coder", Options{Tools: testTools}}, {"qwen3-coder", Options{}},
 		{"qwen3-coder", Options{Tools: testTools, Strict: true}}, {"auto", Options{Tools: testTools}},
 	} {
-		for i := from; i < to; i++ {
-			for k, e := range edits {
-				variants := []string{qxBase[:i] + e + qxBase[i+1:]}
-				if k > 0 {
-					variants = append(variants, qxBase[:i]+e+qxBase[i:])
-				}
-				for _, in := range variants {
-					want := general(t, c.format, c.opts, in, 0)
-					if got := reconstruct(want); got != in {
-						t.Fatalf("general path lost bytes of %q", in)
-					}
-					for _, n := range []int{0, 1, 4, 7} {
-						got, _ := qxRun(t, c.format, c.opts, in, n)
-						if d := cmp.Diff(want, got); d != "" {
-							t.Fatalf("%s tools=%v chunks of %d, input %q (-general +quick):\n%s", c.format, c.opts.Tools != nil, n, in, d)
-						}
-					}
-				}
-			}
-		}
+		everyEditMatchesGeneral(t, c.format, c.opts, qxBase, from, to, edits, qxRun)
 	}
 }
 
