@@ -42,7 +42,11 @@ func compactValue[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
 	if flat {
 		return out, end, ok
 	}
-	dst = out // as given, perhaps grown
+	return compactNested(out, s, i) // out: dst as given, perhaps grown
+}
+
+// compactNested is compactValue for the values compactFlat does not read.
+func compactNested[T text](dst []byte, s T, i int) (_ []byte, _ int, ok bool) {
 	stack := uint64(1)
 	from := i // s[from:i] is compact and not yet in dst
 	key := false

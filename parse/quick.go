@@ -408,12 +408,20 @@ func (p *Parser) quickStop() {
 		b.buf = b.buf[:0]
 		p.feed(q.open[:q.k], false)
 	default:
-		s := string(b.buf)
-		p.pos, p.inBlock = b.start, false
-		b.buf = b.buf[:0]
-		if q.started {
-			p.drop, p.dropN = true, p.ncalls
-		}
-		p.feed(s, false)
+		p.handBack(q.started)
 	}
+}
+
+// handBack feeds the block a quick cycle took so far to the general path,
+// from the block's start; started says the cycle sent the block's call
+// start, which the general path then does not send again.
+func (p *Parser) handBack(started bool) {
+	b := &p.b
+	s := string(b.buf)
+	p.pos, p.inBlock = b.start, false
+	b.buf = b.buf[:0]
+	if started {
+		p.drop, p.dropN = true, p.ncalls
+	}
+	p.feed(s, false)
 }

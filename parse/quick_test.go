@@ -51,19 +51,28 @@ func quickRun(t *testing.T, format string, opts Options, in string, n int) ([]Ev
 // TestQuickCycle: on call-dense output the calls after the first go
 // through the quick cycle, with the events the general path gives.
 func TestQuickCycle(t *testing.T) {
-	for _, format := range []string{"hermes", "auto"} {
+	cycleMatchesGeneral(t, []string{"hermes", "auto"}, quickBase, quickRun)
+}
+
+// cycleMatchesGeneral parses base, three calls back to back, in every
+// format of formats, with and without a catalog and strict, in chunks of
+// 0 to 7 bytes: the events are the general path's, and run's cycle took
+// the last two calls.
+func cycleMatchesGeneral(t *testing.T, formats []string, base string, run func(*testing.T, string, Options, string, int) ([]Event, int)) {
+	t.Helper()
+	for _, format := range formats {
 		for _, opts := range []Options{{Tools: testTools}, {}, {Tools: testTools, Strict: true}} {
-			want := general(t, format, opts, quickBase, 0)
+			want := general(t, format, opts, base, 0)
 			if calls := countCalls(want); calls != 3 {
 				t.Fatalf("%s: general path gave %d calls, want 3", format, calls)
 			}
 			for n := range 8 {
-				got, quick := quickRun(t, format, opts, quickBase, n)
+				got, quick := run(t, format, opts, base, n)
 				if d := cmp.Diff(want, got); d != "" {
 					t.Fatalf("%s tools=%v strict=%v chunks of %d (-general +quick):\n%s", format, opts.Tools != nil, opts.Strict, n, d)
 				}
 				if quick != 2 {
-					t.Errorf("%s tools=%v chunks of %d: %d calls through the quick cycle, want 2", format, opts.Tools != nil, n, quick)
+					t.Errorf("%s tools=%v strict=%v chunks of %d: %d calls through the cycle, want 2", format, opts.Tools != nil, opts.Strict, n, quick)
 				}
 			}
 		}
@@ -131,11 +140,19 @@ func everyEditMatchesGeneral(t *testing.T, format string, opts Options, base str
 // TestQuickStopsAtEveryEnd: a stream cut anywhere in a quick cycle's call
 // ends as the general path ends it.
 func TestQuickStopsAtEveryEnd(t *testing.T) {
-	for cut := len(quickBase) / 3; cut <= len(quickBase); cut++ {
-		in := quickBase[:cut]
+	cutsMatchGeneral(t, "hermes", quickBase, quickRun)
+}
+
+// cutsMatchGeneral cuts base anywhere in its last two thirds and parses
+// what is left in chunks of 0, 1 and 4 bytes: run gives the events the
+// general path gives.
+func cutsMatchGeneral(t *testing.T, format, base string, run func(*testing.T, string, Options, string, int) ([]Event, int)) {
+	t.Helper()
+	for cut := len(base) / 3; cut <= len(base); cut++ {
+		in := base[:cut]
 		for _, n := range []int{0, 1, 4} {
-			want := general(t, "hermes", Options{Tools: testTools}, in, n)
-			got, _ := quickRun(t, "hermes", Options{Tools: testTools}, in, n)
+			want := general(t, format, Options{Tools: testTools}, in, n)
+			got, _ := run(t, format, Options{Tools: testTools}, in, n)
 			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("cut at %d, chunks of %d (-general +quick):\n%s", cut, n, d)
 			}

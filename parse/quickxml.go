@@ -393,12 +393,6 @@ func (p *Parser) qxStop() {
 		p.pos -= q.k
 		p.feed(q.open[:q.k], false)
 	default:
-		s := string(b.buf)
-		p.pos, p.inBlock = b.start, false
-		b.buf = b.buf[:0]
-		if q.started {
-			p.drop, p.dropN = true, p.ncalls
-		}
-		p.feed(s, false)
+		p.handBack(q.started)
 	}
 }

@@ -43,23 +43,7 @@ func qxRun(t *testing.T, format string, opts Options, in string, n int) ([]Event
 // TestQuickXMLCycle: on call-dense qwen3-coder output the calls after the
 // first go through the cycle, with the events the general path gives.
 func TestQuickXMLCycle(t *testing.T) {
-	for _, format := range []string{"qwen3-coder", "auto"} {
-		for _, opts := range []Options{{Tools: testTools}, {}, {Tools: testTools, Strict: true}} {
-			want := general(t, format, opts, qxBase, 0)
-			if calls := countCalls(want); calls != 3 {
-				t.Fatalf("%s: general path gave %d calls, want 3", format, calls)
-			}
-			for n := range 8 {
-				got, quick := qxRun(t, format, opts, qxBase, n)
-				if d := cmp.Diff(want, got); d != "" {
-					t.Fatalf("%s tools=%v strict=%v chunks of %d (-general +quick):\n%s", format, opts.Tools != nil, opts.Strict, n, d)
-				}
-				if quick != 2 {
-					t.Errorf("%s tools=%v strict=%v chunks of %d: %d calls through the cycle, want 2", format, opts.Tools != nil, opts.Strict, n, quick)
-				}
-			}
-		}
-	}
+	cycleMatchesGeneral(t, []string{"qwen3-coder", "auto"}, qxBase, qxRun)
 }
 
 // TestQuickXMLMatchesGeneral changes the second and third calls of qxBase
@@ -85,16 +69,7 @@ func TestQuickXMLMatchesGeneral(t *testing.T) {
 // TestQuickXMLStopsAtEveryEnd: a stream cut anywhere in a cycle's call
 // ends as the general path ends it.
 func TestQuickXMLStopsAtEveryEnd(t *testing.T) {
-	for cut := len(qxBase) / 3; cut <= len(qxBase); cut++ {
-		in := qxBase[:cut]
-		for _, n := range []int{0, 1, 4} {
-			want := general(t, "qwen3-coder", Options{Tools: testTools}, in, n)
-			got, _ := qxRun(t, "qwen3-coder", Options{Tools: testTools}, in, n)
-			if d := cmp.Diff(want, got); d != "" {
-				t.Fatalf("cut at %d, chunks of %d (-general +quick):\n%s", cut, n, d)
-			}
-		}
-	}
+	cutsMatchGeneral(t, "qwen3-coder", qxBase, qxRun)
 }
 
 // TestQuickXMLBenchInputs: the benchmarks' qwen3-coder inputs, cut as the
