@@ -159,16 +159,16 @@ func (p *Parser) quickNameEnd(chunk string, emit func(Event)) {
 		}
 		return
 	}
-	p.quickFeed(rest)
-	p.flushText()
-	p.emit = nil
-	p.lane = p.proseLane()
+	// The name goes on, or the cycle stopped: quickFeed takes the rest.
+	p.quickChunk(rest, emit)
 }
 
 // quickFramed goes on from Feed's quick lane after a chunk ended the
 // phase's framing string, as quickFeed does; rest is what the chunk has
 // after it.
 func (p *Parser) quickFramed(rest string, emit func(Event)) {
+	// Only the closer's step emits (the call), and only it can make the
+	// prose lane open again.
 	if p.q.phase != qTail {
 		p.quickFramingDone()
 	} else {
