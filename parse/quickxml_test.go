@@ -110,21 +110,5 @@ func TestQuickXMLBenchInputs(t *testing.T) {
 // takes no more of it into the block than a call (each call reading the
 // rest of the chunk would make the cost quadratic).
 func TestQuickXMLLargeChunk(t *testing.T) {
-	in := denseInput("qwen3-coder")
-	p, err := New("qwen3-coder", Options{Tools: mustTools(denseTools)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := 0
-	p.Feed(in, func(e Event) {
-		if e.Type == EventCall {
-			calls++
-		}
-	})
-	if c := cap(p.b.buf); c > 4<<10 {
-		t.Errorf("block buffer grew to %d bytes for calls of about 200", c)
-	}
-	if p.qx.calls != denseCalls-1 || calls != denseCalls {
-		t.Errorf("%d calls, %d through the cycle; want %d and %d", calls, p.qx.calls, denseCalls, denseCalls-1)
-	}
+	largeChunkStaysSmall(t, "qwen3-coder", func(p *Parser) int { return p.qx.calls })
 }
