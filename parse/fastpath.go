@@ -327,17 +327,10 @@ func copyMarked(dst []byte, chunk string, marks *[256]uint8) uint8 {
 // as the two in turn; false leaves the chunk to the general path.
 func (p *Parser) nlProse(chunk string, emit func(Event)) bool {
 	t := p.tab
-	last := len(chunk) - 1
-	for i := strings.IndexByte(chunk, '\n'); i >= 0 && i < last; {
-		if t.nlNext[chunk[i+1]] {
-			return false
-		}
-		j := strings.IndexByte(chunk[i+1:], '\n')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
+	if t.nlBeforeNext(chunk) {
+		return false
 	}
+	last := len(chunk) - 1
 	if chunk[last] == '\n' {
 		if p.noNLText || p.part == PartFraming {
 			return false
@@ -352,6 +345,32 @@ func (p *Parser) nlProse(chunk string, emit func(Event)) bool {
 	return true
 }
 
+// nlBeforeNext reports whether a newline in s, but at its end, is
+// followed by a byte a turn marker has second. A token's few bytes are
+// looked at one by one, where IndexByte's call would cost more.
+func (t *table) nlBeforeNext(s string) bool {
+	if len(s) <= 8 {
+		for i := 0; i+1 < len(s); i++ {
+			if s[i] == '\n' && t.nlNext[s[i+1]] {
+				return true
+			}
+		}
+		return false
+	}
+	last := len(s) - 1
+	for i := strings.IndexByte(s, '\n'); i >= 0 && i < last; {
+		if t.nlNext[s[i+1]] {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], '\n')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
 // nlText is Feed's path for a chunk of prose whose only marker bytes are
 // newlines (the first byte of the plain-text turn markers, turn.go), with
 // nothing or a newline held: what the general path (or the quick cycle)
@@ -363,20 +382,13 @@ func (p *Parser) nlProse(chunk string, emit func(Event)) bool {
 // paragraph), and the general path costs them ten times a plain chunk.
 func (p *Parser) nlText(chunk string, emit func(Event)) bool {
 	t := p.tab
-	if t.nl == "" || chunk == "" || p.noNLText || p.part == PartFraming || p.held != "" && (p.held != t.nl || t.nlNext[chunk[0]]) ||
-		anyOf(chunk, &t.fast) {
+	if t.nl == "" || chunk == "" || p.noNLText || p.part == PartFraming || p.held != "" && (p.held != t.nl || t.nlNext[chunk[0]]) {
 		return false
 	}
-	last := len(chunk) - 1
-	for i := strings.IndexByte(chunk, '\n'); i >= 0 && i < last; {
-		if t.nlNext[chunk[i+1]] {
-			return false
-		}
-		j := strings.IndexByte(chunk[i+1:], '\n')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
+	// With t.nl set, a newline is the only byte of class cNL.
+	m := t.classOf(chunk)
+	if m&cFast != 0 || m != 0 && t.nlBeforeNext(chunk) {
+		return false
 	}
 	p.nlChunks++
 	if p.held != "" {
@@ -384,7 +396,7 @@ func (p *Parser) nlText(chunk string, emit func(Event)) bool {
 		p.held = ""
 	}
 	p.pos += len(chunk)
-	if chunk[last] == '\n' {
+	if last := len(chunk) - 1; m != 0 && chunk[last] == '\n' {
 		chunk, p.held = chunk[:last], t.nl
 	}
 	if chunk != "" {

@@ -16,14 +16,15 @@
 # functions by a few hundred.
 #
 # Needs valgrind (apt-get install valgrind). GC is off and one P runs, so
-# that only the parser's work is counted.
+# that only the parser's work is counted. GODEBUG=cpu.rdtscp=off: valgrind
+# does not emulate RDTSCP, which the runtime uses where the CPU has it.
 set -euo pipefail
 bin=$1 bench=$2 dir=${3:-.} funcs=${4:-}
 command -v valgrind >/dev/null || { echo "instructions: valgrind not found (apt-get install valgrind)" >&2; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 count() {
-	(cd "$dir" && GOGC=off GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out/$1" \
+	(cd "$dir" && GODEBUG=cpu.rdtscp=off GOGC=off GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out/$1" \
 		"$bin" -test.run '^$' -test.bench "$bench" -test.benchtime "$1" >/dev/null 2>&1)
 	if [ -z "$funcs" ]; then
 		cg_annotate --auto=no "$out/$1" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
