@@ -144,16 +144,6 @@ func (t *table) classify() {
 	}
 }
 
-// anyOf reports whether s holds a byte f marks.
-func anyOf(s string, f *[256]bool) bool {
-	for i := 0; i < len(s); i++ {
-		if f[s[i]] {
-			return true
-		}
-	}
-	return false
-}
-
 // nlSafe reports whether no newline in s may start a marker: each is
 // followed, in s, by a byte no turn marker has second.
 func (t *table) nlSafe(s string) bool {
