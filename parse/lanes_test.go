@@ -55,3 +55,51 @@ func TestValueLaneEveryCut(t *testing.T) {
 		t.Fatal("no chunk reached the value lane: the test compares nothing")
 	}
 }
+
+// TestProseLaneEveryCut: Feed's prose lane, which classes a chunk of up
+// to eight bytes at eight positions without a branch on its length,
+// sees a marker's first byte or a newline at every place in chunks of 1
+// to 11 bytes: the events are those of a one-shot parse on the general
+// path, in every format, for prose around calls, reasoning and turn
+// markers.
+func TestProseLaneEveryCut(t *testing.T) {
+	ins := []string{
+		"Sure, let me look.\n" + quickCall("read_file", `{"path": "a.go"}`) + "\nDone now.",
+		"a<b and c\nd\n\ne " + quickCall("get_weather", `{"city": "Oslo"}`),
+		"<think>\nfirst\n</think>\nthe answer is 42\n\nHuman: next",
+		`[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "x"}}] and more`,
+	}
+	opts := Options{Tools: testTools, TurnMarkers: []string{"\n\nHuman:"}}
+	lanes := 0
+	for _, format := range Formats() {
+		for k, in := range ins {
+			p, err := New(format, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.noLane = true
+			want := merged(run(p, []string{in}))
+			for n := 1; n <= 11; n++ {
+				for shift := 0; shift < n; shift++ {
+					chunks := append([]string{in[:shift]}, chunked(in[shift:], n)...)
+					p, _ := New(format, opts)
+					var evs []Event
+					emit := func(e Event) { evs = append(evs, e) }
+					for _, c := range chunks {
+						if p.lane {
+							lanes++
+						}
+						p.Feed(c, emit)
+					}
+					p.Close(emit)
+					if d := cmp.Diff(want, merged(evs)); d != "" {
+						t.Fatalf("%s input %d, chunks of %d after %d bytes (-one shot, no lane +chunked):\n%s", format, k, n, shift, d)
+					}
+				}
+			}
+		}
+	}
+	if lanes == 0 {
+		t.Fatal("no chunk reached the prose lane: the test compares nothing")
+	}
+}
