@@ -195,13 +195,7 @@ func (p *Parser) quickLong(chunk string, emit func(Event)) {
 		return
 	}
 	if q.phase == qName && old+n-len(q.open) <= maxQuickName {
-		plain := true
-		for i := 0; i < len(dst); i++ {
-			c := chunk[i]
-			dst[i] = c
-			plain = plain && plainByte[c]
-		}
-		if plain {
+		if copyMarked(dst, chunk, &notPlain) == 0 {
 			b.buf = b.buf[:old+n]
 			p.pos += n
 			return
