@@ -22,9 +22,15 @@ type argBuilder struct {
 // newArgs starts the arguments of a call to tool whose parameters are
 // written in about size bytes.
 func (p *Parser) newArgs(tool string, size int) argBuilder {
+	return p.newArgsFor(tool, p.tools[tool], size)
+}
+
+// newArgsFor is newArgs for a tool already looked up in the catalog:
+// schema is p.tools[tool].
+func (p *Parser) newArgsFor(tool string, schema *toolSchema, size int) argBuilder {
 	// The arguments are written at the end of the arena and kept there
 	// by call; builders are used one after the other, never nested.
-	return argBuilder{p: p, tool: tool, schema: p.tools[tool], args: append(p.arena.room(size+size/8+16), '{')}
+	return argBuilder{p: p, tool: tool, schema: schema, args: append(p.arena.room(size+size/8+16), '{')}
 }
 
 func (a *argBuilder) add(name, raw string, off int) {
@@ -45,7 +51,7 @@ func (a *argBuilder) add(name, raw string, off int) {
 }
 
 func (a *argBuilder) call(rep repairs) dcall {
-	return dcall{name: a.tool, args: a.p.arena.keep(append(a.args, '}')), err: a.err, repairs: rep}
+	return dcall{name: a.tool, args: a.p.arena.keep(append(a.args, '}')), err: a.err, repairs: rep, listed: a.schema != nil}
 }
 
 // decodeXML reads <invoke name="T"><parameter name="p">v</parameter></invoke>
@@ -167,10 +173,17 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 		if gt < 0 {
 			return calls, &Error{Kind: KindMissingName, Offset: base + i, Message: "write <function=TOOL>"}
 		}
-		tool := strings.TrimSpace(s[i : i+gt])
+		tool := trimSpace(s[i : i+gt])
 		i += gt + 1
 		body, end, rep := untilClose(s[i:], "</function>")
-		a := p.newArgs(p.toolName(tool), len(body))
+		schema := p.qx.tool // the qwen3-coder cycle's last tool, compared
+		if schema == nil || schema.name != tool {
+			schema = p.tools[tool]
+		}
+		if schema != nil {
+			tool = schema.name
+		}
+		a := p.newArgsFor(tool, schema, len(body))
 		b := 0
 		t := strings.Index(body, "<parameter=")
 		for {
@@ -188,17 +201,28 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 				}
 				break
 			}
-			pname := strings.TrimSpace(body[b : b+gt])
+			pname := trimSpace(body[b : b+gt])
 			b += gt + 1
 			// The value ends at </parameter>, or (lenient) at the next
 			// <parameter=; looking for the closer only up to there keeps
 			// a block full of unclosed parameters linear.
-			next := strings.Index(body[b:], "<parameter=")
-			lim := len(body)
-			if next >= 0 {
-				lim = b + next
+			var next, vend int
+			if lt := strings.IndexByte(body[b:], '<'); lt >= 0 && strings.HasPrefix(body[b+lt:], "</parameter>") {
+				// The value's first '<' closes it, as values mostly
+				// are: the next <parameter= is after the closer.
+				vend = lt
+				from := lt + len("</parameter>")
+				if next = strings.Index(body[b+from:], "<parameter="); next >= 0 {
+					next += from
+				}
+			} else {
+				next = strings.Index(body[b:], "<parameter=")
+				lim := len(body)
+				if next >= 0 {
+					lim = b + next
+				}
+				vend = strings.Index(body[b:lim], "</parameter>")
 			}
-			vend := strings.Index(body[b:lim], "</parameter>")
 			stop := vend
 			if vend < 0 {
 				rep |= rMissingCloseTag
@@ -236,6 +260,15 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 		return nil, &Error{Kind: KindMissingName, Offset: base, Message: "write <function=TOOL> inside <tool_call>"}
 	}
 	return calls, nil
+}
+
+// trimSpace is strings.TrimSpace, without its call where s starts and
+// ends with a printable ASCII byte (a name, mostly).
+func trimSpace(s string) string {
+	if s != "" && s[0]-0x21 < 0x5e && s[len(s)-1]-0x21 < 0x5e {
+		return s
+	}
+	return strings.TrimSpace(s)
 }
 
 func trimOneNewline(s string) string {

@@ -96,6 +96,10 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	}
 	q := &p.q
 	if !q.on {
+		if p.qx.on {
+			p.qxChunk(chunk, emit)
+			return
+		}
 		p.feedRest(chunk, emit)
 		return
 	}

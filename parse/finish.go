@@ -16,6 +16,9 @@ type dcall struct {
 	args    []byte
 	repairs repairs
 	err     *Error
+	// listed: the decoder found name in the catalog (p.tools[name] is
+	// not nil), which finish then need not look up again.
+	listed bool
 }
 
 // finish decodes the block buf[:end] and emits its calls or errors.
@@ -89,7 +92,7 @@ func (p *Parser) finish(end int, eof bool) {
 		if c.id != "" {
 			id = c.id
 		}
-		if c.err == nil && c.name != "" && p.tools != nil && p.tools[c.name] == nil {
+		if c.err == nil && c.name != "" && p.tools != nil && !c.listed && p.tools[c.name] == nil {
 			c.err = &Error{Kind: KindUnknownTool, Offset: b.start, Message: p.unknownMsg(c.name)}
 		}
 		if c.err == nil && c.name == "" {
@@ -116,7 +119,9 @@ func (p *Parser) finish(end int, eof bool) {
 		}
 		p.event(Event{Type: EventError, Err: berr})
 	}
-	if len(calls) == 1 && berr == nil && !p.q.on {
+	if len(calls) == 1 && berr == nil && !p.q.on && !p.qx.on {
+		// (A block of the qwen3-coder cycle is <function=… after its
+		// marker, which learnQuick does not take.)
 		p.learnQuick(raw, calls[0], extra)
 	}
 	if len(calls) == 1 && berr == nil && !p.qx.on {

@@ -60,6 +60,8 @@ type quickXML struct {
 	// the call start of the block went out.
 	nameTo  int
 	started bool
+	// tool is the catalog entry of the last name the cycle looked up.
+	tool *toolSchema
 	// calls counts the blocks the cycle finished (tests, profiles).
 	calls int
 }
@@ -117,7 +119,7 @@ func (p *Parser) learnQuickXML(raw string, c dcall, extra repairs) {
 	if op < 0 {
 		return
 	}
-	p.qx = quickXML{open: open, op: op, m: len(o.marker), calls: p.qx.calls}
+	p.qx = quickXML{open: open, op: op, m: len(o.marker), calls: p.qx.calls, tool: p.qx.tool}
 	if p.qxClean() {
 		p.qx.on = true
 	}
@@ -313,7 +315,16 @@ func (p *Parser) qxName(s string) string {
 	b.buf = append(b.buf, '>')
 	p.pos++
 	b.startSent, q.started = true, true
-	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: catalogName(p.tools, name), Offset: b.start}})
+	var cname string
+	if t := q.tool; t != nil && t.name == string(name) {
+		// As in quickName: the tool of the last call, compared.
+		cname = t.name
+	} else if t = p.tools[string(name)]; t != nil {
+		q.tool, cname = t, t.name
+	} else {
+		cname = string(name)
+	}
+	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: cname, Offset: b.start}})
 	q.phase, q.from = qxBody, len(b.buf)
 	b.inValue, b.laneMask, b.laneUntil = true, markLess, math.MaxInt
 	return s[1:]
