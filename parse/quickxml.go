@@ -49,11 +49,11 @@ type quickXML struct {
 	phase qxPhase
 	// open is the framing up to the name, a substring of the Raw text
 	// of the call it was learned from; k is how much of it has been
-	// matched, start where it started. op is the block's opener (an
-	// index into the table's openers), m its marker's length.
+	// matched (and is in the block's buffer), start where it started.
+	// op is the block's opener (an index into the table's openers).
 	open     string
 	k, start int
-	op, m    int
+	op       int
 	// from is where the next '<' is looked for in the block's buffer.
 	from int
 	// nameTo is where the name ends in the block's buffer; started says
@@ -119,7 +119,7 @@ func (p *Parser) learnQuickXML(raw string, c dcall, extra repairs) {
 	if op < 0 {
 		return
 	}
-	p.qx = quickXML{open: open, op: op, m: len(o.marker), calls: p.qx.calls, tool: p.qx.tool}
+	p.qx = quickXML{open: open, op: op, calls: p.qx.calls, tool: p.qx.tool}
 	if p.qxClean() {
 		p.qx.on = true
 	}
@@ -138,14 +138,37 @@ func (p *Parser) qxClean() bool {
 // the chunk.
 func (p *Parser) qxChunk(chunk string, emit func(Event)) {
 	q, b := &p.qx, &p.b
-	switch n := len(chunk); q.phase {
-	case qxOpen:
-		// A chunk inside the framing that neither completes the opening
-		// marker nor the framing: only matched.
-		if k := q.k + n; k < len(q.open) && (q.k >= q.m || k < q.m) && q.open[q.k:k] == chunk {
-			if q.k >= q.m {
+	n := len(chunk)
+	switch q.phase {
+	case qxText:
+		if p.held == "" {
+			break
+		}
+		if p.nlText(chunk, emit) {
+			// nlText emits through emit, and flushText has nothing
+			// to send.
+			p.lane = p.proseLane()
+			return
+		}
+		if n > 0 && chunk[0] == q.open[0] && !p.tab.nlNext[chunk[0]] {
+			// The newline held after a call and the next call's
+			// opener, as betweenCalls and qxText take them: the
+			// newline is text, the opener starts the framing.
+			emit(Event{Type: EventText, Part: p.part, Text: p.held})
+			p.held = ""
+			q.phase, q.k, q.start, q.started = qxOpen, 0, p.pos, false
+			b.buf = b.buf[:0]
+			if n < len(q.open) && q.open[:n] == chunk {
 				b.buf = append(b.buf, chunk...)
+				q.k, p.pos = n, p.pos+n
+				return
 			}
+		}
+	case qxOpen:
+		// A chunk inside the framing that does not complete it: only
+		// matched.
+		if k := q.k + n; k < len(q.open) && q.open[q.k:k] == chunk {
+			b.buf = append(b.buf, chunk...)
 			q.k, p.pos = k, p.pos+n
 			return
 		}
@@ -155,20 +178,30 @@ func (p *Parser) qxChunk(chunk string, emit func(Event)) {
 			p.pos += n
 			return
 		}
+	case qxBody:
+		if n <= blockPiece {
+			// The bytes after a '<' that may start the closing
+			// marker. A block that goes on has emitted nothing and
+			// leaves the lanes as they were.
+			b.buf = append(b.buf, chunk...)
+			p.pos += n
+			p.emit = emit
+			over := p.qxEnd()
+			if over == 0 && q.on && q.phase == qxBody {
+				p.emit = nil
+				return
+			}
+			if over > 0 {
+				p.qxFeed(chunk[n-over:])
+			}
+			p.flushText()
+			p.emit = nil
+			p.lane = p.proseLane()
+			return
+		}
 	}
 	p.emit = emit
-	switch {
-	case q.phase == qxBody && len(chunk) <= blockPiece:
-		// The bytes after a '<' that may start the closing marker.
-		b.buf = append(b.buf, chunk...)
-		p.pos += len(chunk)
-		if over := p.qxEnd(); over > 0 {
-			p.qxFeed(chunk[len(chunk)-over:])
-		}
-	case q.phase == qxText && p.held != "" && p.nlText(chunk, emit):
-	default:
-		p.qxFeed(chunk)
-	}
+	p.qxFeed(chunk)
 	p.flushText()
 	p.emit = nil
 	p.lane = p.proseLane()
@@ -254,29 +287,19 @@ func (p *Parser) qxText(s string) string {
 		return s
 	}
 	q.phase, q.k, q.start, q.started = qxOpen, 0, p.pos, false
+	p.b.buf = p.b.buf[:0]
 	return s
 }
 
-// qxOpen matches s against the framing up to the name: the opening
-// marker's bytes are held (the block opens, as the general path opens
-// it, once they are all there), the rest goes into the block.
+// qxOpen matches s against the framing up to the name, into the block's
+// buffer. The block opens, as the general path opened it at its marker,
+// once the framing is all there.
 func (p *Parser) qxOpen(s string) string {
 	q, b := &p.qx, &p.b
-	n, m := matched(q.open[q.k:], s), q.m
-	take := s[:n]
-	if q.k < m {
-		t := min(n, m-q.k)
-		q.k += t
-		p.pos += t
-		take = take[t:]
-		if q.k == m {
-			p.pos = q.start
-			p.open(q.op)
-		}
-	}
-	b.buf = append(b.buf, take...)
-	p.pos += len(take)
-	q.k += len(take)
+	n := matched(q.open[q.k:], s)
+	b.buf = append(b.buf, s[:n]...)
+	p.pos += n
+	q.k += n
 	s = s[n:]
 	if q.k < len(q.open) {
 		if s != "" {
@@ -284,6 +307,12 @@ func (p *Parser) qxOpen(s string) string {
 		}
 		return s
 	}
+	// open resets the buffer to the marker, the framing's first bytes,
+	// in place.
+	p.pos = q.start
+	p.open(q.op)
+	b.buf = b.buf[:len(q.open)]
+	p.pos = q.start + len(q.open)
 	q.phase = qxName
 	return s
 }
@@ -398,10 +427,12 @@ func (p *Parser) qxStop() {
 	q.on, b.inValue = false, false
 	switch {
 	case q.phase == qxText:
-	case q.phase == qxOpen && q.k <= q.m && !p.inBlock:
-		// Only a marker's prefix, which the general path holds: the
-		// same bytes from the framing, without a copy.
+	case q.phase == qxOpen:
+		// The framing's first k bytes, which the block's buffer holds
+		// (no block is open yet): the same bytes from the framing,
+		// without a copy.
 		p.pos -= q.k
+		b.buf = b.buf[:0]
 		p.feed(q.open[:q.k], false)
 	default:
 		p.handBack(q.started)
