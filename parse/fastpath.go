@@ -382,7 +382,9 @@ func (t *table) nlBeforeNext(s string) bool {
 // paragraph), and the general path costs them ten times a plain chunk.
 func (p *Parser) nlText(chunk string, emit func(Event)) bool {
 	t := p.tab
-	if t.nl == "" || chunk == "" || p.noNLText || p.part == PartFraming || p.held != "" && (p.held != t.nl || t.nlNext[chunk[0]]) {
+	// t.nl is "\n" where it is set: held is compared with the
+	// constant, without memequal's call.
+	if t.nl == "" || chunk == "" || p.noNLText || p.part == PartFraming || p.held != "" && (p.held != "\n" || t.nlNext[chunk[0]]) {
 		return false
 	}
 	// With t.nl set, a newline is the only byte of class cNL.

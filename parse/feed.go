@@ -1,6 +1,9 @@
 package parse
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Feed parses the next chunk of the model's output, emitting what it can
 // decide already.
@@ -348,6 +351,18 @@ func (p *Parser) feedRest(chunk string, emit func(Event)) {
 		}
 		return
 	}
+	// Where a quick cycle stopped in prose, it goes on at the first chunk
+	// that may open its next call: a chunk that takes this path with the
+	// lanes on or off, so that the events (text split alike) do not
+	// depend on the lanes.
+	if q := &p.q; q.open != "" && !p.inBlock && strings.IndexByte(chunk, q.open[0]) >= 0 && p.quickResume() {
+		p.quickChunk(chunk, emit)
+		return
+	}
+	if q := &p.qx; q.open != "" && !p.inBlock && strings.IndexByte(chunk, q.open[0]) >= 0 && p.qxResume() {
+		p.qxChunk(chunk, emit)
+		return
+	}
 	// Only that path and blockChunkStep keep inValue: every other path
 	// may change what it stands for.
 	p.b.inValue = false
@@ -359,10 +374,7 @@ func (p *Parser) feedRest(chunk string, emit func(Event)) {
 		return
 	}
 	p.feedChunk(chunk, emit)
-	if p.qx.open != "" && !p.qx.on {
-		// Back where the qwen3-coder cycle left off (quickxml.go).
-		p.qxResume()
-	}
+
 	p.lane = p.proseLane()
 }
 

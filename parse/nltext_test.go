@@ -25,6 +25,10 @@ func TestNewlineLaneMatchesGeneral(t *testing.T) {
 		"\n\n\n\nUser:\n",
 		"a\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {}}\n</tool_call>\n\nHuman:",
 		"<think>\nwhy\n</think>\n\nso\n\n" + lines,
+		// Prose that stops the quick cycles (a newline before a turn
+		// marker's second byte), between calls they take again.
+		"One.\n\nHere\n" + qxCall("read_file", "path", "a.go") + "\n\nHuman\nand\n\nHello\n" +
+			qxCall("read_file", "path", "b.go") + "\n\nUser says\n\n" + qxCall("read_file", "path", "c.go") + "\n",
 		benchInput(t, "hermes", 6000),
 		benchInput(t, "qwen3-coder", 6000),
 	}

@@ -390,6 +390,21 @@ func (p *Parser) quickCall() {
 	q.phase, q.started, q.args = qText, false, nil
 }
 
+// quickResume turns the quick cycle back on, in its prose phase, once the
+// general path stands where that phase does: no block open, nothing held
+// but a newline, no call start of the cycle's still to be dropped. Prose
+// stops the cycle where a newline may start a turn marker ("\n\nH"
+// before "\n\nHuman:"); without this the calls after that would go the
+// general way until one of them was learned again.
+func (p *Parser) quickResume() bool {
+	q := &p.q
+	if !q.on && q.open != "" && !p.inBlock && (p.held == "" || p.held == p.tab.nl) && !p.qx.on &&
+		p.rs == rsNone && !p.bare && !p.fenced && !p.ended && p.tab == p.ctab && !p.b.inValue && !p.drop {
+		q.on, q.phase, q.want, q.k, q.started, q.args = true, qText, "", 0, false, nil
+	}
+	return q.on
+}
+
 // quickStop ends the quick cycle: the bytes it took of a block it had not
 // finished are fed to the general path.
 func (p *Parser) quickStop() {

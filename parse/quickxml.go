@@ -263,11 +263,12 @@ func (p *Parser) qxFeed(s string) {
 }
 
 // qxResume turns the cycle back on, in its prose phase, once the general
-// path stands where that phase does.
-func (p *Parser) qxResume() {
+// path stands where that phase does, and reports whether it is on.
+func (p *Parser) qxResume() bool {
 	if !p.qx.on && p.qxClean() {
 		p.qx.on, p.qx.phase = true, qxText
 	}
+	return p.qx.on
 }
 
 // qxText takes the text before a block, as quickFeed's prose phase does,
