@@ -23,8 +23,10 @@ import (
 // fed to the general path, which, being the same for every chunking,
 // arrives where it would have been had it read those bytes itself; the
 // call start quick sent already is the one event it then does not send
-// again. Nothing is decided by quick that the general path would decide
-// differently; TestQuickMatchesGeneral holds it to that, byte by byte.
+// again. Where prose stopped it, the cycle goes on at the first chunk that
+// may open its next call (quickResume). Nothing is decided by quick that
+// the general path would decide differently; TestQuickMatchesGeneral holds
+// it to that, byte by byte.
 
 type quickPhase uint8
 

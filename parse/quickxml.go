@@ -30,7 +30,8 @@ import (
 // would have been had it read those bytes itself; the call start the
 // cycle sent already is the one event it then does not send again
 // (drop). Once the general path is back where the cycle's prose phase
-// stands (no block open, nothing held but a newline), the cycle goes on.
+// stands (no block open, nothing held but a newline), the cycle goes on
+// at the first chunk that may open its next call (feedRest).
 // TestQuickXMLMatchesGeneral holds it to the general path's events, byte
 // by byte.
 
