@@ -181,6 +181,8 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 			schema = p.tools[tool]
 		}
 		if schema != nil {
+			// The catalog's own string: a name read from the block
+			// would keep the block alive.
 			tool = schema.name
 		}
 		a := p.newArgsFor(tool, schema, len(body))

@@ -239,11 +239,3 @@ func (p *Parser) appendTyped(dst []byte, pt paramTypes, tool, name, raw string) 
 	return appendString(dst, raw), &Error{Kind: KindBadValue, Message: fmt.Sprintf("parameter %q of %s must be %s, got %q", name, tool, strings.Join(want, " or "), shown)}
 }
 
-// toolName returns name as the catalog's own string when the catalog has
-// it, so that a name read from the block does not keep the block alive.
-func (p *Parser) toolName(name string) string {
-	if t := p.tools[name]; t != nil {
-		return t.name
-	}
-	return name
-}
