@@ -178,6 +178,40 @@ func TestQuickDenseInput(t *testing.T) {
 	}
 }
 
+// TestQuickBenchProse: on the benchmarks' hermes prose input, cut as they
+// cut it, every call after the first goes through the quick cycle, those
+// after prose that stopped it ("\n\nHere", a turn marker's first bytes)
+// included, with the general path's events.
+func TestQuickBenchProse(t *testing.T) {
+	for _, in := range tokenBenchInputs(t) {
+		if in.name != "hermes/prose" {
+			continue
+		}
+		opts := Options{Tools: in.tools}
+		want := general(t, "hermes", opts, in.text, 0)
+		calls := countCalls(want)
+		for _, cut := range [][]string{cutPieces(in.text, loadPieces(t, "qwen2")), chunksOf(in.text, 4)} {
+			p, err := New("hermes", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var evs []Event
+			emit := func(e Event) { evs = append(evs, e) }
+			for _, c := range cut {
+				p.Feed(c, emit)
+			}
+			quick := p.quickCalls
+			p.Close(emit)
+			if d := cmp.Diff(want, merged(evs)); d != "" {
+				t.Fatalf("in %d chunks (-general +quick):\n%s", len(cut), d)
+			}
+			if quick != calls-1 {
+				t.Errorf("in %d chunks: %d of %d calls through the quick cycle, want %d", len(cut), quick, calls, calls-1)
+			}
+		}
+	}
+}
+
 // TestQuickLargeChunk: fed call-dense output in one chunk, quick takes no
 // more of it into the block than a call (each call reading the rest of
 // the chunk would make the cost quadratic).
