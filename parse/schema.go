@@ -238,4 +238,3 @@ func (p *Parser) appendTyped(dst []byte, pt paramTypes, tool, name, raw string) 
 	}
 	return appendString(dst, raw), &Error{Kind: KindBadValue, Message: fmt.Sprintf("parameter %q of %s must be %s, got %q", name, tool, strings.Join(want, " or "), shown)}
 }
-
