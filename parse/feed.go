@@ -374,7 +374,6 @@ func (p *Parser) feedRest(chunk string, emit func(Event)) {
 		return
 	}
 	p.feedChunk(chunk, emit)
-
 	p.lane = p.proseLane()
 }
 
