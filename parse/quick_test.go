@@ -33,11 +33,16 @@ func general(t *testing.T, format string, opts Options, in string, n int) []Even
 // quick cycle emitted.
 func quickRun(t *testing.T, format string, opts Options, in string, n int) ([]Event, int) {
 	t.Helper()
+	return quickRunChunks(t, format, opts, chunked(in, n))
+}
+
+// quickRunChunks is quickRun on chunks as given.
+func quickRunChunks(t *testing.T, format string, opts Options, chunks []string) ([]Event, int) {
+	t.Helper()
 	p, err := New(format, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunks := chunked(in, n)
 	var evs []Event
 	emit := func(e Event) { evs = append(evs, e) }
 	for _, c := range chunks {
@@ -191,18 +196,8 @@ func TestQuickBenchProse(t *testing.T) {
 		want := general(t, "hermes", opts, in.text, 0)
 		calls := countCalls(want)
 		for _, cut := range [][]string{cutPieces(in.text, loadPieces(t, "qwen2")), chunksOf(in.text, 4)} {
-			p, err := New("hermes", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var evs []Event
-			emit := func(e Event) { evs = append(evs, e) }
-			for _, c := range cut {
-				p.Feed(c, emit)
-			}
-			quick := p.quickCalls
-			p.Close(emit)
-			if d := cmp.Diff(want, merged(evs)); d != "" {
+			got, quick := quickRunChunks(t, "hermes", opts, cut)
+			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("in %d chunks (-general +quick):\n%s", len(cut), d)
 			}
 			if quick != calls-1 {
