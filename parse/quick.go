@@ -400,11 +400,18 @@ func (p *Parser) quickCall() {
 // general way until one of them was learned again.
 func (p *Parser) quickResume() bool {
 	q := &p.q
-	if !q.on && q.open != "" && !p.inBlock && (p.held == "" || p.held == p.tab.nl) && !p.qx.on &&
-		p.rs == rsNone && !p.bare && !p.fenced && !p.ended && p.tab == p.ctab && !p.b.inValue && !p.drop {
+	if !q.on && q.open != "" && !p.qx.on && !p.drop && p.proseClean() {
 		q.on, q.phase, q.want, q.k, q.started, q.args = true, qText, "", 0, false, nil
 	}
 	return q.on
+}
+
+// proseClean: the general path stands where a quick cycle's prose phase
+// does: no block open, nothing held but a newline, no reasoning, bare
+// call or fence under way, the turn not ended, the content's table on.
+func (p *Parser) proseClean() bool {
+	return !p.inBlock && (p.held == "" || p.held == p.tab.nl) && p.rs == rsNone && !p.bare &&
+		!p.fenced && !p.ended && p.tab == p.ctab && !p.b.inValue
 }
 
 // quickStop ends the quick cycle: the bytes it took of a block it had not

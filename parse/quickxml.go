@@ -126,12 +126,10 @@ func (p *Parser) learnQuickXML(raw string, c dcall, extra repairs) {
 	}
 }
 
-// qxClean: the general path stands where the cycle's prose phase does,
-// no block open and nothing held but a newline, with the cycle's framing
-// known and no other cycle on.
+// qxClean: the general path stands where the cycle's prose phase does
+// (proseClean), with the cycle's framing known and no other cycle on.
 func (p *Parser) qxClean() bool {
-	return p.qx.open != "" && !p.inBlock && (p.held == "" || p.held == p.tab.nl) && !p.q.on &&
-		p.rs == rsNone && !p.bare && !p.fenced && !p.ended && p.tab == p.ctab && !p.b.inValue
+	return p.qx.open != "" && !p.q.on && p.proseClean()
 }
 
 // qxChunk is Feed while the cycle is on and its lane (Feed's, as
@@ -192,13 +190,9 @@ func (p *Parser) qxChunk(chunk string, emit func(Event)) {
 				p.emit = nil
 				return
 			}
-			if over > 0 {
-				p.qxFeed(chunk[n-over:])
-			}
-			p.flushText()
-			p.emit = nil
-			p.lane = p.proseLane()
-			return
+			// What follows the block, if the chunk ended it, goes on
+			// below; nothing else of the chunk does.
+			chunk = chunk[n-over:]
 		}
 	}
 	p.emit = emit
