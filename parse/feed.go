@@ -276,15 +276,6 @@ func (p *Parser) proseMarked(chunk string, m uint8, emit func(Event)) {
 // valueLaneEnd is Feed's value lane for a chunk appended at old after
 // which the value may have ended.
 func (p *Parser) valueLaneEnd(old int, mark uint8, chunk string, emit func(Event)) {
-	if p.qx.on {
-		// valueChunk's path for the qwen3-coder cycle's block, whose
-		// lane only a '<' ends.
-		if mark&markLess != 0 {
-			p.qxLess(old, chunk, emit)
-			p.lane = p.proseLane()
-		}
-		return
-	}
 	p.valueChunk(old, mark, chunk, emit)
 	p.lane = p.proseLane()
 }
