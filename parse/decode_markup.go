@@ -205,26 +205,7 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 			}
 			pname := trimSpace(body[b : b+gt])
 			b += gt + 1
-			// The value ends at </parameter>, or (lenient) at the next
-			// <parameter=; looking for the closer only up to there keeps
-			// a block full of unclosed parameters linear.
-			var next, vend int
-			if lt := strings.IndexByte(body[b:], '<'); lt >= 0 && strings.HasPrefix(body[b+lt:], "</parameter>") {
-				// The value's first '<' closes it, as values mostly
-				// are: the next <parameter= is after the closer.
-				vend = lt
-				from := lt + len("</parameter>")
-				if next = strings.Index(body[b+from:], "<parameter="); next >= 0 {
-					next += from
-				}
-			} else {
-				next = strings.Index(body[b:], "<parameter=")
-				lim := len(body)
-				if next >= 0 {
-					lim = b + next
-				}
-				vend = strings.Index(body[b:lim], "</parameter>")
-			}
+			next, vend := paramEnd(body[b:])
 			stop := vend
 			if vend < 0 {
 				rep |= rMissingCloseTag
@@ -262,6 +243,29 @@ func (p *Parser) decodeQwenCoder(s string, base int) ([]dcall, *Error) {
 		return nil, &Error{Kind: KindMissingName, Offset: base, Message: "write <function=TOOL> inside <tool_call>"}
 	}
 	return calls, nil
+}
+
+// paramEnd finds, in v (what follows a <parameter=NAME>), the next
+// <parameter= and the </parameter> before it (-1 where there is none).
+// The value ends at </parameter>, or (lenient) at the next <parameter=;
+// looking for the closer only up to there keeps a block full of unclosed
+// parameters linear.
+func paramEnd(v string) (next, vend int) {
+	if lt := strings.IndexByte(v, '<'); lt >= 0 && strings.HasPrefix(v[lt:], "</parameter>") {
+		// The value's first '<' closes it, as values mostly are: the
+		// next <parameter= is after the closer.
+		from := lt + len("</parameter>")
+		if next = strings.Index(v[from:], "<parameter="); next >= 0 {
+			next += from
+		}
+		return next, lt
+	}
+	next = strings.Index(v, "<parameter=")
+	lim := len(v)
+	if next >= 0 {
+		lim = next
+	}
+	return next, strings.Index(v[:lim], "</parameter>")
 }
 
 // trimSpace is strings.TrimSpace, without its call where s starts and
