@@ -51,7 +51,9 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	// which the value may have ended goes on to valueChunk.
 	if b := &p.b; b.inValue {
 		old := len(b.buf)
-		if n > 8 || cap(b.buf)-old < 8 {
+		if uint(n-1) >= 8 || cap(b.buf)-old < 8 {
+			// (An empty chunk, which changes nothing, goes there
+			// too: one compare where n == 0 would be two.)
 			p.valueLong(chunk, emit)
 			return
 		}
@@ -68,13 +70,11 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		d, s := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.buf)), old), unsafe.Pointer(unsafe.StringData(chunk))
 		at := func(p unsafe.Pointer, i int) *byte { return (*byte)(unsafe.Add(p, i)) }
 		var mark uint8
-		switch {
-		case n == 0:
-		case n < 4:
+		if n < 4 {
 			x, y, z := *at(s, 0), *at(s, n>>1), *at(s, n-1)
 			*at(d, 0), *at(d, n>>1), *at(d, n-1) = x, y, z
 			mark = valueMark[x] | valueMark[y] | valueMark[z]
-		default:
+		} else {
 			c0, c1, c2, c3 := *at(s, 0), *at(s, 1), *at(s, 2), *at(s, 3)
 			e0, e1, e2, e3 := *at(s, n-4), *at(s, n-3), *at(s, n-2), *at(s, n-1)
 			*at(d, 0), *at(d, 1), *at(d, 2), *at(d, 3) = c0, c1, c2, c3
@@ -281,8 +281,11 @@ func (p *Parser) valueLaneEnd(old int, mark uint8, chunk string, emit func(Event
 }
 
 // valueLong is Feed's value lane for a chunk of more than eight bytes, or
-// one the block's buffer has no room for as it is.
+// one the block's buffer has no room for as it is, and for an empty one.
 func (p *Parser) valueLong(chunk string, emit func(Event)) {
+	if chunk == "" {
+		return
+	}
 	if b := &p.b; len(b.buf)+len(chunk) <= cap(b.buf) {
 		old := len(b.buf)
 		b.buf = b.buf[:old+len(chunk)]

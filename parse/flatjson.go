@@ -35,7 +35,12 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 	base := o
 	out[o] = '{'
 	o++
-	if i = skipWS(s, i+1); i < len(s) && s[i] == '}' {
+	// As after a ':' or ',' below: one space is skipped here, more by
+	// skipWS (a call, which spills the loop's registers).
+	if i++; i < len(s) && wsByte[s[i]] {
+		i = skipWS(s, i+1)
+	}
+	if i < len(s) && s[i] == '}' {
 		out[o] = '}'
 		return out[:o+1], i + 1, true, true
 	}
@@ -159,7 +164,13 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 			}
 			out[o] = ':'
 			o++
-			i++
+			// Calls are written with ": " and ", " as often as
+			// without: the one space is skipped here, where the
+			// loop's whitespace case would go round once more and
+			// call skipWS.
+			if i++; i < len(s) && s[i] == ' ' {
+				i++
+			}
 			in = inValue
 			continue
 		}
@@ -176,7 +187,9 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 			if c == ',' {
 				out[o] = ','
 				o++
-				i++
+				if i++; i < len(s) && s[i] == ' ' {
+					i++
+				}
 				if in == inValue {
 					in = inKey
 				}
