@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"encoding/binary"
 	"strings"
 	"unsafe"
 )
@@ -75,12 +76,10 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			*at(d, 0), *at(d, n>>1), *at(d, n-1) = x, y, z
 			mark = valueMark[x] | valueMark[y] | valueMark[z]
 		} else {
-			c0, c1, c2, c3 := *at(s, 0), *at(s, 1), *at(s, 2), *at(s, 3)
-			e0, e1, e2, e3 := *at(s, n-4), *at(s, n-3), *at(s, n-2), *at(s, n-1)
-			*at(d, 0), *at(d, 1), *at(d, 2), *at(d, 3) = c0, c1, c2, c3
-			*at(d, n-4), *at(d, n-3), *at(d, n-2), *at(d, n-1) = e0, e1, e2, e3
-			mark = valueMark[c0] | valueMark[c1] | valueMark[c2] | valueMark[c3] |
-				valueMark[e0] | valueMark[e1] | valueMark[e2] | valueMark[e3]
+			store32(d, 0, load32(s, 0))
+			store32(d, n-4, load32(s, n-4))
+			mark = valueMark[*at(s, 0)] | valueMark[*at(s, 1)] | valueMark[*at(s, 2)] | valueMark[*at(s, 3)] |
+				valueMark[*at(s, n-4)] | valueMark[*at(s, n-3)] | valueMark[*at(s, n-2)] | valueMark[*at(s, n-1)]
 		}
 		setLen(&b.buf, old+n)
 		p.pos += n
@@ -124,19 +123,19 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		if k := q.k; k < len(q.want) {
 			m := min(n, len(q.want)-k) // at least 1
 			w := unsafe.Add(unsafe.Pointer(unsafe.StringData(q.want)), k)
-			var diff byte
+			var diff uint32
 			// Parenthesised: ^ and | bind alike in Go.
 			if m < 4 {
 				x, y, z := *at(s, 0), *at(s, m>>1), *at(s, m-1)
 				*at(d, 0), *at(d, m>>1), *at(d, m-1) = x, y, z
-				diff = (x ^ *at(w, 0)) | (y ^ *at(w, m>>1)) | (z ^ *at(w, m-1))
+				diff = uint32((x ^ *at(w, 0)) | (y ^ *at(w, m>>1)) | (z ^ *at(w, m-1)))
 			} else {
-				c0, c1, c2, c3 := *at(s, 0), *at(s, 1), *at(s, 2), *at(s, 3)
-				e0, e1, e2, e3 := *at(s, m-4), *at(s, m-3), *at(s, m-2), *at(s, m-1)
-				*at(d, 0), *at(d, 1), *at(d, 2), *at(d, 3) = c0, c1, c2, c3
-				*at(d, m-4), *at(d, m-3), *at(d, m-2), *at(d, m-1) = e0, e1, e2, e3
-				diff = (c0 ^ *at(w, 0)) | (c1 ^ *at(w, 1)) | (c2 ^ *at(w, 2)) | (c3 ^ *at(w, 3)) |
-					(e0 ^ *at(w, m-4)) | (e1 ^ *at(w, m-3)) | (e2 ^ *at(w, m-2)) | (e3 ^ *at(w, m-1))
+				// No byte's mark is needed here: the windows are
+				// read, written and compared as words.
+				c, e := load32(s, 0), load32(s, m-4)
+				store32(d, 0, c)
+				store32(d, m-4, e)
+				diff = (c ^ load32(w, 0)) | (e ^ load32(w, m-4))
 			}
 			if diff == 0 {
 				setLen(&b.buf, old+m)
@@ -154,12 +153,10 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 				*at(d, 0), *at(d, n>>1), *at(d, n-1) = x, y, z
 				stop = notPlain[x] | notPlain[y] | notPlain[z]
 			} else {
-				c0, c1, c2, c3 := *at(s, 0), *at(s, 1), *at(s, 2), *at(s, 3)
-				e0, e1, e2, e3 := *at(s, n-4), *at(s, n-3), *at(s, n-2), *at(s, n-1)
-				*at(d, 0), *at(d, 1), *at(d, 2), *at(d, 3) = c0, c1, c2, c3
-				*at(d, n-4), *at(d, n-3), *at(d, n-2), *at(d, n-1) = e0, e1, e2, e3
-				stop = notPlain[c0] | notPlain[c1] | notPlain[c2] | notPlain[c3] |
-					notPlain[e0] | notPlain[e1] | notPlain[e2] | notPlain[e3]
+				store32(d, 0, load32(s, 0))
+				store32(d, n-4, load32(s, n-4))
+				stop = notPlain[*at(s, 0)] | notPlain[*at(s, 1)] | notPlain[*at(s, 2)] | notPlain[*at(s, 3)] |
+					notPlain[*at(s, n-4)] | notPlain[*at(s, n-3)] | notPlain[*at(s, n-2)] | notPlain[*at(s, n-1)]
 			}
 			if stop == 0 {
 				setLen(&b.buf, old+n)
@@ -369,6 +366,18 @@ func (p *Parser) feedRest(chunk string, emit func(Event)) {
 	}
 	p.feedChunk(chunk, emit)
 	p.lane = p.proseLane()
+}
+
+// load32 reads the four bytes at p+i, which the caller has checked are
+// there, as one word: a lane's windows of four bytes, compared or copied
+// whole where no byte's mark is needed.
+func load32(p unsafe.Pointer, i int) uint32 {
+	return binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(p, i))[:])
+}
+
+// store32 writes v to the four bytes at p+i, as load32 reads them.
+func store32(p unsafe.Pointer, i int, v uint32) {
+	binary.LittleEndian.PutUint32((*[4]byte)(unsafe.Add(p, i))[:], v)
 }
 
 // setLen sets len(*s) to n, which the caller has checked is at most
