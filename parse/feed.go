@@ -32,8 +32,8 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			}
 			return
 		}
-		// classUpTo8, written out: it is over the compiler's budget
-		// for inlining.
+		// classOf's read of up to eight bytes, written out: classOf
+		// is over the compiler's budget for inlining.
 		c, s := &p.tab.cls, unsafe.Pointer(unsafe.StringData(chunk))
 		m := c[*(*byte)(s)] | c[*(*byte)(unsafe.Add(s, n>>3))] |
 			c[*(*byte)(unsafe.Add(s, n>>2))] | c[*(*byte)(unsafe.Add(s, 3*n>>3))] |

@@ -105,19 +105,32 @@ func (t *table) anyFirst(s string) bool {
 }
 
 // classOf is the OR of the classes of s's bytes. Streamed chunks are a
-// few bytes, so it reads them without a loop where it can (classUpTo8),
-// and a longer chunk as eight-byte blocks and the eight bytes it ends
-// with, which overlap the last block: no loop whose count is the chunk's
-// length, whose exit is mispredicted once a chunk.
+// few bytes, so it reads them without a loop where it can, and a longer
+// chunk as eight-byte blocks and the eight bytes it ends with, which
+// overlap the last block: no loop whose count is the chunk's length, whose
+// exit is mispredicted once a chunk.
+//
+// Up to eight bytes are read without a branch on their number: a prose
+// token's length is as good as random, and a branch on it is mispredicted
+// on about a third of the chunks. The eight positions i*n/8 (i = 0..7)
+// are every byte of 1 to 8 bytes, and each is below n: read through a
+// pointer, with no bounds check the compiler cannot see is never taken.
+// (Written here, not as a function of its own: nlText asks for it on the
+// chunk after every held newline, and the second call was 0.6% of the
+// hermes prose benchmark's instructions.)
 func (t *table) classOf(s string) uint8 {
 	n := len(s)
+	c := &t.cls
 	if n <= 8 {
 		if n == 0 {
 			return 0
 		}
-		return classUpTo8(&t.cls, s)
+		p := unsafe.Pointer(unsafe.StringData(s))
+		return c[*(*byte)(p)] | c[*(*byte)(unsafe.Add(p, n>>3))] |
+			c[*(*byte)(unsafe.Add(p, n>>2))] | c[*(*byte)(unsafe.Add(p, 3*n>>3))] |
+			c[*(*byte)(unsafe.Add(p, n>>1))] | c[*(*byte)(unsafe.Add(p, 5*n>>3))] |
+			c[*(*byte)(unsafe.Add(p, 3*n>>2))] | c[*(*byte)(unsafe.Add(p, 7*n>>3))]
 	}
-	c := &t.cls
 	var m uint8
 	for i := 0; n-i > 8; i += 8 {
 		w := s[i : i+8]
@@ -125,20 +138,6 @@ func (t *table) classOf(s string) uint8 {
 	}
 	w := s[n-8:]
 	return m | c[w[0]] | c[w[1]] | c[w[2]] | c[w[3]] | c[w[4]] | c[w[5]] | c[w[6]] | c[w[7]]
-}
-
-// classUpTo8 is the OR of cls over the bytes of s, of 1 to 8 bytes,
-// without a branch on its length: a prose token's length is as good as
-// random, and a branch on it is mispredicted on about a third of the
-// chunks. The eight positions i*n/8 (i = 0..7) are every byte of 1 to 8
-// bytes, and each is below n: read through a pointer, with no bounds
-// check the compiler cannot see is never taken.
-func classUpTo8(cls *[256]uint8, s string) uint8 {
-	n, p := len(s), unsafe.Pointer(unsafe.StringData(s))
-	return cls[*(*byte)(p)] | cls[*(*byte)(unsafe.Add(p, n>>3))] |
-		cls[*(*byte)(unsafe.Add(p, n>>2))] | cls[*(*byte)(unsafe.Add(p, 3*n>>3))] |
-		cls[*(*byte)(unsafe.Add(p, n>>1))] | cls[*(*byte)(unsafe.Add(p, 5*n>>3))] |
-		cls[*(*byte)(unsafe.Add(p, 3*n>>2))] | cls[*(*byte)(unsafe.Add(p, 7*n>>3))]
 }
 
 // classify fills cls from first, fast and nl, once the table is built.
