@@ -35,10 +35,10 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		// classOf's read of up to eight bytes, written out: classOf
 		// is over the compiler's budget for inlining.
 		c, s := &p.tab.cls, unsafe.Pointer(unsafe.StringData(chunk))
-		m := c[*(*byte)(s)] | c[*(*byte)(unsafe.Add(s, n>>3))] |
-			c[*(*byte)(unsafe.Add(s, n>>2))] | c[*(*byte)(unsafe.Add(s, 3*n>>3))] |
-			c[*(*byte)(unsafe.Add(s, n>>1))] | c[*(*byte)(unsafe.Add(s, 5*n>>3))] |
-			c[*(*byte)(unsafe.Add(s, 3*n>>2))] | c[*(*byte)(unsafe.Add(s, 7*n>>3))]
+		at := func(i int) byte { return *(*byte)(unsafe.Add(s, i)) }
+		h, q := n>>1, n>>2
+		m := c[at(0)] | c[at(n-1)] | c[at(h)] | c[at((n+1)>>2)] |
+			c[at((n+1)>>1-1)] | c[at((n+4)>>3)] | c[at(n-1-q)] | c[at(h+q)]
 		if m != 0 {
 			p.proseMarked(chunk, m, emit)
 			return
