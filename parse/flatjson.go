@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // compactFlat is compactValue for the arguments calls carry most: an
@@ -33,6 +34,12 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 	// stored at out[o:] only where s[i:] has eight bytes.
 	out, o := dst[:cap(dst)], len(dst)
 	base := o
+	// The string loop stores its words through outp, without the bounds
+	// check of out[k:k+8]: the room above covers every one (a word
+	// goes to out[j+o-i:] with j at most len(s)-8, and o-i at most
+	// base-i0 for the object's start i0, so it ends at or before
+	// base+len(s)-i0 <= cap(dst)).
+	outp := unsafe.Pointer(unsafe.SliceData(out))
 	out[o] = '{'
 	o++
 	// As after a ':' or ',' below: one space is skipped here, more by
@@ -65,14 +72,14 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 			j := i + 1
 			for ; len(s)-j >= 8; j += 8 {
 				w := load64(s, j)
-				k := j + d
-				binary.LittleEndian.PutUint64(out[k:k+8], w)
+				binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(outp, j+d))[:], w)
 				// As plainRun's test, without its &^q and &^b: a
 				// byte they would clear is above 0x7f, in w.
 				q, b := w^(lo*'"'), w^(lo*'\\')
 				if m := ((q - lo) | (b - lo) | (w - lo*0x20) | w) & hi; m != 0 {
+					// The word stored above put the quote at
+					// out[j+d] already.
 					if j += bits.TrailingZeros64(m) >> 3; s[j] == '"' {
-						out[j+d] = '"'
 						i, o = j+1, j+1+d
 						break token
 					}
