@@ -59,8 +59,8 @@ type block struct {
 	inValue   bool
 	laneMask  uint8
 	laneUntil int
-	// roomEnd is cap(buf)-7 when it was last set (setLane, valueLong),
-	// 0 until then: Feed's value lane writes a chunk's eight bytes at
+	// roomEnd is cap(buf)-7 when it was last set (where inValue is, and
+	// in valueLong), 0 until then: Feed's value lane writes a chunk's eight bytes at
 	// len(buf) only where len(buf) is below it, one compare where the
 	// room's was three instructions more. buf's capacity never shrinks
 	// while the block lasts (reset zeroes roomEnd with it), so a stale
@@ -488,7 +488,7 @@ func (b *block) laneOn() {
 	case b.jmode == 1 && b.jend == 0:
 		b.setLane(true)
 	case b.endLane():
-		b.inValue, b.laneMask, b.laneUntil = true, markLess, math.MaxInt
+		b.inValue, b.laneMask, b.laneUntil, b.roomEnd = true, markLess, math.MaxInt, cap(b.buf)-7
 	default:
 		b.inValue = false
 	}
