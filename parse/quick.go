@@ -309,8 +309,12 @@ func (p *Parser) quickName(s string) string {
 	for i < len(s) && i <= maxQuickName && plainByte[s[i]] {
 		i++
 	}
-	p.quickAppend(s[:i])
-	s = s[i:]
+	if i > 0 {
+		// (Most names end at the start of a chunk, `",`: append's
+		// call for nothing is skipped.)
+		p.quickAppend(s[:i])
+		s = s[i:]
+	}
 	name := b.buf[len(q.open):]
 	if len(name) > maxQuickName {
 		p.quickStop()
