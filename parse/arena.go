@@ -49,6 +49,9 @@ func (a *arena) str(s []byte) string {
 	if len(s) == 0 {
 		return ""
 	}
-	v := a.keep(append(a.room(len(s)), s...))
-	return unsafe.String(&v[0], len(v))
+	// room and keep, for a copy known to fit: appended in place.
+	a.room(len(s))
+	end := len(a.buf)
+	a.buf = append(a.buf, s...)
+	return unsafe.String(&a.buf[end], len(s))
 }
