@@ -470,17 +470,20 @@ func (p *Parser) callID(n int) string {
 	// would otherwise allocate one string per call past callIDs (2,000
 	// of a call-dense parse's 2,035 allocations). Not kept beyond the
 	// last: kept IDs would pin the arena chunks they were written in.
-	v := p.arena.room(24)
+	// Appended in place, as arena.str does: the room holds "call_" and
+	// any int's digits.
+	a := &p.arena
+	a.room(24)
+	end := len(a.buf)
 	if p.lastID != "" && p.lastIDn == n-1 && p.lastID[len(p.lastID)-1] != '9' {
 		// The ID after the last one, its last digit one up: calls ask
 		// for IDs in order.
-		v = append(v, p.lastID...)
-		v[len(v)-1]++
+		a.buf = append(a.buf, p.lastID...)
+		a.buf[len(a.buf)-1]++
 	} else {
-		v = strconv.AppendInt(append(v, "call_"...), int64(n), 10)
+		a.buf = strconv.AppendInt(append(a.buf, "call_"...), int64(n), 10)
 	}
-	v = p.arena.keep(v)
-	p.lastID, p.lastIDn = unsafe.String(&v[0], len(v)), n
+	p.lastID, p.lastIDn = unsafe.String(&a.buf[end], len(a.buf)-end), n
 	return p.lastID
 }
 
