@@ -75,8 +75,10 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 			*at(d, 0), *at(d, n>>1), *at(d, n-1) = x, y, z
 			mark = valueMark[x] | valueMark[y] | valueMark[z]
 		} else {
-			store32(d, 0, load32(s, 0))
-			store32(d, n-4, load32(s, n-4))
+			// Copied as arrays: one load and one store each where the
+			// platform allows unaligned ones.
+			*(*[4]byte)(d) = *(*[4]byte)(s)
+			*(*[4]byte)(unsafe.Add(d, n-4)) = *(*[4]byte)(unsafe.Add(s, n-4))
 			mark = valueMark[*at(s, 0)] | valueMark[*at(s, 1)] | valueMark[*at(s, 2)] | valueMark[*at(s, 3)] |
 				valueMark[*at(s, n-4)] | valueMark[*at(s, n-3)] | valueMark[*at(s, n-2)] | valueMark[*at(s, n-1)]
 		}
@@ -152,8 +154,10 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 				*at(d, 0), *at(d, n>>1), *at(d, n-1) = x, y, z
 				stop = notPlain[x] | notPlain[y] | notPlain[z]
 			} else {
-				store32(d, 0, load32(s, 0))
-				store32(d, n-4, load32(s, n-4))
+				// Copied as arrays: one load and one store each where the
+				// platform allows unaligned ones.
+				*(*[4]byte)(d) = *(*[4]byte)(s)
+				*(*[4]byte)(unsafe.Add(d, n-4)) = *(*[4]byte)(unsafe.Add(s, n-4))
 				stop = notPlain[*at(s, 0)] | notPlain[*at(s, 1)] | notPlain[*at(s, 2)] | notPlain[*at(s, 3)] |
 					notPlain[*at(s, n-4)] | notPlain[*at(s, n-3)] | notPlain[*at(s, n-2)] | notPlain[*at(s, n-1)]
 			}
