@@ -54,7 +54,6 @@ func (p *Parser) valueChunk(old int, mark uint8, chunk string, emit func(Event))
 			p.quickFeed(rest)
 		}
 		p.flushText()
-		p.emit = nil
 	case p.qx.on:
 		// The qwen3-coder cycle's block (quickxml.go).
 		p.qxLess(old, chunk, emit)
@@ -122,7 +121,6 @@ func (p *Parser) nameChunk(old int, chunk string, emit func(Event)) bool {
 	b.startSent = true
 	p.emit = emit
 	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: catalogName(p.tools, name), Offset: b.start}})
-	p.emit = nil
 	return false
 }
 
@@ -285,7 +283,6 @@ func (p *Parser) blockChunkStep(old int, chunk string, started bool, emit func(E
 		p.feed(rest, false)
 	}
 	p.flushText()
-	p.emit = nil
 	if p.inBlock && (b.startSent || b.earlyDone) {
 		b.laneOn()
 	}

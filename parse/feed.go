@@ -221,7 +221,6 @@ func (p *Parser) quickNameEnd(chunk string, emit func(Event)) {
 	rest := p.quickName(chunk)
 	if q := &p.q; q.on && q.phase == qMid {
 		p.flushText()
-		p.emit = nil
 		if rest != "" {
 			p.Feed(rest, emit)
 		}
@@ -243,7 +242,6 @@ func (p *Parser) quickFramed(rest string, emit func(Event)) {
 		p.emit = emit
 		p.quickFramingDone()
 		p.flushText()
-		p.emit = nil
 		p.lane = p.proseLane()
 	}
 	if rest != "" {
@@ -331,7 +329,6 @@ func (p *Parser) quickChunk(chunk string, emit func(Event)) {
 	p.emit = emit
 	p.quickFeed(chunk)
 	p.flushText()
-	p.emit = nil
 	p.lane = p.proseLane()
 }
 

@@ -24,7 +24,11 @@ type Parser struct {
 	b       block
 	ncalls  int
 	win     []byte
-	emit    func(Event)
+	// emit is the emit of the Feed or Close call in progress, for the
+	// paths that do not take it as an argument; it is left set after
+	// the call: clearing it was a pointer write, which costs a write
+	// barrier while the GC marks, on every call's path.
+	emit func(Event)
 
 	// rs is the turn's stand with respect to a leading reasoning block
 	// (reasoning.go), rs0 the state a turn starts in, and rheld the
@@ -187,7 +191,6 @@ func (p *Parser) feedChunk(chunk string, emit func(Event)) {
 		p.emit = emit
 		p.feedReasoning(chunk, false)
 		p.flushText()
-		p.emit = nil
 		return
 	}
 	// Fast path for prose: no marker byte in the chunk and nothing held;
@@ -210,7 +213,6 @@ func (p *Parser) feedChunk(chunk string, emit func(Event)) {
 	p.emit = emit
 	p.feed(chunk, false)
 	p.flushText()
-	p.emit = nil
 }
 
 // Close ends the stream: held-back text is released, an open block is
@@ -231,7 +233,6 @@ func (p *Parser) Close(emit func(Event)) {
 		}
 	}
 	p.flushText()
-	p.emit = nil
 	p.Reset()
 }
 

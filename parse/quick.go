@@ -283,8 +283,11 @@ func (p *Parser) quickFramingDone() {
 	q := &p.q
 	switch q.phase {
 	case qOpen:
+		// want is left as it is: k is at its end, so the lanes see no
+		// framing left to match (a pointer write less, see
+		// Parser.emit).
 		p.inBlock = true
-		q.phase, q.want = qName, ""
+		q.phase = qName
 	case qMid:
 		p.quickArgs()
 	case qTail:
@@ -295,7 +298,7 @@ func (p *Parser) quickFramingDone() {
 // quickArgs starts the arguments, which Feed's value lane takes.
 func (p *Parser) quickArgs() {
 	q, b := &p.q, &p.b
-	q.argsFrom, q.phase, q.want = len(b.buf), qArgs, ""
+	q.argsFrom, q.phase = len(b.buf), qArgs // want as in quickFramingDone
 	b.slow, b.lastClose = false, 0
 	b.setLane(true)
 }
@@ -393,7 +396,7 @@ func (p *Parser) quickCall() {
 	p.quickCalls++
 	p.inBlock = false
 	b.buf = b.buf[:0]
-	q.phase, q.started, q.args = qText, false, nil
+	q.phase, q.started = qText, false // args is set again before it is read
 }
 
 // quickResume turns the quick cycle back on, in its prose phase, once the

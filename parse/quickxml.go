@@ -187,7 +187,6 @@ func (p *Parser) qxChunk(chunk string, emit func(Event)) {
 			p.emit = emit
 			over := p.qxEnd()
 			if over == 0 && q.on && q.phase == qxBody {
-				p.emit = nil
 				return
 			}
 			// What follows the block, if the chunk ended it, goes on
@@ -198,7 +197,6 @@ func (p *Parser) qxChunk(chunk string, emit func(Event)) {
 	p.emit = emit
 	p.qxFeed(chunk)
 	p.flushText()
-	p.emit = nil
 	p.lane = p.proseLane()
 }
 
@@ -222,7 +220,6 @@ func (p *Parser) qxLess(old int, chunk string, emit func(Event)) {
 		p.qxFeed(chunk[len(chunk)-over:])
 	}
 	p.flushText()
-	p.emit = nil
 }
 
 // qxFeed takes s while the cycle is on. What the cycle does not take
