@@ -326,7 +326,15 @@ func TestInterruptTwiceChat(t *testing.T) {
 	io.WriteString(ch.stdin, "first\n")
 	waitStall(t, srv)
 	ch.signal(t)
-	time.Sleep(5 * time.Millisecond)
+	// The second Ctrl-C goes once the first has reached the child (its
+	// generation's request was cancelled): a SIGINT sent while another
+	// is still pending is merged with it by the kernel, which a fixed
+	// 5 ms gap allowed on a loaded machine (the child then saw one).
+	select {
+	case <-srv.left:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first Ctrl-C did not cancel the generation")
+	}
 	ch.signal(t)
 	// stdin stays open: only the second Ctrl-C can end the session.
 	if code := ch.exitWithin(t, 5*time.Second); code != exitInterrupted {

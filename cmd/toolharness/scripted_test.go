@@ -31,8 +31,9 @@ type scriptedOllama struct {
 	mu      sync.Mutex
 	replies []string
 	bodies  [][]byte // /api/generate and /api/chat bodies, in order
-	// stalled gets a value each time a stallReply starts.
-	stalled chan struct{}
+	// stalled gets a value each time a stallReply starts, left each
+	// time the client leaves one.
+	stalled, left chan struct{}
 	// status answers every generation with this HTTP status and
 	// message when not 0 (the model is missing, the endpoint is not
 	// there).
@@ -51,7 +52,7 @@ func newFailingOllama(t *testing.T, status int, message string) *scriptedOllama 
 }
 
 func startScripted(t *testing.T, s *scriptedOllama) *scriptedOllama {
-	s.stalled = make(chan struct{}, 8)
+	s.stalled, s.left = make(chan struct{}, 8), make(chan struct{}, 8)
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -120,6 +121,7 @@ func (s *scriptedOllama) serve(w http.ResponseWriter, r *http.Request) {
 		chunk("Working", false)
 		s.stalled <- struct{}{}
 		<-r.Context().Done()
+		s.left <- struct{}{}
 		return
 	}
 	chunk(reply, false)
