@@ -327,9 +327,10 @@ func TestInterruptTwiceChat(t *testing.T) {
 	waitStall(t, srv)
 	ch.signal(t)
 	// The second Ctrl-C goes once the first has reached the child (its
-	// generation's request was cancelled): a SIGINT sent while another
-	// is still pending is merged with it by the kernel, which a fixed
-	// 5 ms gap allowed on a loaded machine (the child then saw one).
+	// generation's request was cancelled): a SIGINT that arrives while
+	// another is still pending, in the kernel or in the Go runtime (which
+	// keeps one pending signal of each kind), is merged with it. A fixed
+	// 5 ms gap allowed that on a loaded machine: the child saw one.
 	select {
 	case <-srv.left:
 	case <-time.After(30 * time.Second):
