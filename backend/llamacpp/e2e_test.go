@@ -108,14 +108,8 @@ func testContextBudget(t *testing.T, srv *llamacpptest.Server) {
 	if _, err := c.Generate(ctx, backend.Request{Mode: backend.ModeRaw, Prompt: e2eHead, Options: backend.Options{MaxTokens: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The server's log reaches us through a pipe, a moment after the
-	// answer: waited for, as a read at once failed a CI run.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(srv.Log()[mark:], "processing task"); {
-		if time.Now().After(deadline) {
-			t.Errorf("the server log does not show its tasks within 10 s; the check above proves nothing:\n%s", srv.Log()[mark:])
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	if log, ok := srv.WaitLog(mark, func(log string) bool { return strings.Contains(log, "processing task") }); !ok {
+		t.Errorf("the server log does not show its tasks within 10 s; the check above proves nothing:\n%s", log)
 	}
 }
 

@@ -196,6 +196,13 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 // Log is everything the server wrote so far.
 func (s *Server) Log() string { return s.log.Since(0) }
 
+// WaitLog waits up to 10 s until done holds for the log written after its
+// first mark bytes, and returns that text and whether done held: the log
+// comes through a pipe, a little after the server's answer.
+func (s *Server) WaitLog(mark int, done func(log string) bool) (string, bool) {
+	return s.log.WaitSince(mark, 10*time.Second, done)
+}
+
 // Close stops the server and removes the model.
 func (s *Server) Close() error {
 	s.mu.Lock()

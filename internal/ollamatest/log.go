@@ -42,8 +42,12 @@ var cacheSlotRE = regexp.MustCompile(`msg="loading cache slot" id=(\d+) cache=(\
 
 // CacheSlots parses the cache-slot lines logged after m, in order.
 func (s *Server) CacheSlots(m Mark) []CacheSlot {
+	return cacheSlots(s.LogSince(m))
+}
+
+func cacheSlots(log string) []CacheSlot {
 	var slots []CacheSlot
-	for _, g := range cacheSlotRE.FindAllStringSubmatch(s.LogSince(m), -1) {
+	for _, g := range cacheSlotRE.FindAllStringSubmatch(log, -1) {
 		var n [5]int
 		for i := range n {
 			n[i], _ = strconv.Atoi(g[i+1]) // \d+ always parses
@@ -62,16 +66,13 @@ func (s *Server) WaitCacheSlots(tb testing.TB, m Mark, n int) []CacheSlot {
 	if s.external {
 		tb.Fatal("ollamatest: an external server's log cannot be read; start the server with WithOwnProcess()")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		slots := s.CacheSlots(m)
-		if len(slots) >= n {
-			return slots
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("ollamatest: %d \"loading cache slot\" lines logged, want %d (is OLLAMA_DEBUG=1 honoured?); log since mark:\n%s",
-				len(slots), n, Tail(s.LogSince(m), 3000))
-		}
-		time.Sleep(20 * time.Millisecond)
+	log, ok := s.log.WaitSince(int(m), 10*time.Second, func(log string) bool {
+		return len(cacheSlotRE.FindAllStringIndex(log, -1)) >= n
+	})
+	slots := cacheSlots(log)
+	if !ok {
+		tb.Fatalf("ollamatest: %d \"loading cache slot\" lines logged, want %d (is OLLAMA_DEBUG=1 honoured?); log since mark:\n%s",
+			len(slots), n, Tail(log, 3000))
 	}
+	return slots
 }

@@ -504,6 +504,24 @@ func (l *LogBuffer) Since(off int) string {
 	return string(l.b[off:])
 }
 
+// WaitSince waits up to d until done holds for what was written after the
+// first off bytes, and returns that text and whether done held. A server's
+// log reaches its LogBuffer through a pipe, a little after the server's
+// answer: a test reads what a request logged with this, not with Since.
+func (l *LogBuffer) WaitSince(off int, d time.Duration, done func(log string) bool) (string, bool) {
+	deadline := time.Now().Add(d)
+	for {
+		log := l.Since(off)
+		if done(log) {
+			return log, true
+		}
+		if time.Now().After(deadline) {
+			return log, false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 var _ io.Writer = (*LogBuffer)(nil)
 
 // BrokenTemplate is the template of BrokenModel: it parses, but fails when
