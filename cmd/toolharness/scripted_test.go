@@ -52,9 +52,15 @@ func newFailingOllama(t *testing.T, status int, message string) *scriptedOllama 
 }
 
 func startScripted(t *testing.T, s *scriptedOllama) *scriptedOllama {
-	s.stalled, s.left = make(chan struct{}, 8), make(chan struct{}, 8)
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Server = httptest.NewServer(http.HandlerFunc(withChannels(s).serve))
 	t.Cleanup(s.Close)
+	return s
+}
+
+// withChannels makes s's channels, for a scriptedOllama served by
+// startScripted or by a handler of its own (startServeUpstream).
+func withChannels(s *scriptedOllama) *scriptedOllama {
+	s.stalled, s.left = make(chan struct{}, 8), make(chan struct{}, 8)
 	return s
 }
 

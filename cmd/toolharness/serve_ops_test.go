@@ -23,7 +23,7 @@ type serveUpstream struct {
 }
 
 func startServeUpstream(t *testing.T, delay time.Duration, replies ...string) *serveUpstream {
-	up := &serveUpstream{scriptedOllama: &scriptedOllama{replies: replies, stalled: make(chan struct{}, 8), left: make(chan struct{}, 8)},
+	up := &serveUpstream{scriptedOllama: withChannels(&scriptedOllama{replies: replies}),
 		started: make(chan struct{}, 8), ended: make(chan struct{}, 8)}
 	up.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gen := r.URL.Path == "/api/generate"
