@@ -59,13 +59,6 @@ type block struct {
 	inValue   bool
 	laneMask  uint8
 	laneUntil int
-	// roomEnd is cap(buf)-7 when it was last set (where inValue is, and
-	// in valueLong), 0 until then: Feed's value lane writes a chunk's eight bytes at
-	// len(buf) only where len(buf) is below it, one compare where the
-	// room's was three instructions more. buf's capacity never shrinks
-	// while the block lasts (reset zeroes roomEnd with it), so a stale
-	// roomEnd is only too small, which sends a chunk to valueLong.
-	roomEnd int
 	// How valueEnd finds the end of a jmode 1 value (see there). keys
 	// are the call object's keys, fast says the value can be read by
 	// the fast path; slow says it is tracked instead. seen is how far
@@ -467,7 +460,7 @@ func (b *block) valueEnd(eof, now bool) int {
 // proseAfterValue bytes after the last closing bracket (valueEnd).
 func (b *block) setLane(on bool) {
 	b.inValue = on
-	b.laneMask, b.laneUntil, b.roomEnd = markLess, math.MaxInt, cap(b.buf)-7
+	b.laneMask, b.laneUntil = markLess, math.MaxInt
 	if b.slow {
 		// A '<' may start the closing marker inside a value a brace
 		// short (cutAtCloser).
@@ -488,7 +481,7 @@ func (b *block) laneOn() {
 	case b.jmode == 1 && b.jend == 0:
 		b.setLane(true)
 	case b.endLane():
-		b.inValue, b.laneMask, b.laneUntil, b.roomEnd = true, markLess, math.MaxInt, cap(b.buf)-7
+		b.inValue, b.laneMask, b.laneUntil = true, markLess, math.MaxInt
 	default:
 		b.inValue = false
 	}

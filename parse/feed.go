@@ -51,7 +51,7 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 	// which the value may have ended goes on to valueChunk.
 	if b := &p.b; b.inValue {
 		old := len(b.buf)
-		if uint(n-1) >= 8 || old >= b.roomEnd {
+		if uint(n-1) >= 8 || cap(b.buf)-old < 8 {
 			// (An empty chunk, which changes nothing, goes there
 			// too: one compare where n == 0 would be two.)
 			p.valueLong(chunk, emit)
@@ -60,8 +60,8 @@ func (p *Parser) Feed(chunk string, emit func(Event)) {
 		// copyMarked without its loop, into the eight bytes of room
 		// past the buffer's end: up to three bytes are s[0], s[n/2] and
 		// s[n-1]; up to eight, two four-byte windows that overlap. The
-		// room (roomEnd) and n <= 8 are checked above, which the
-		// compiler cannot see through: pointers, not slices.
+		// room and n <= 8 are checked above, which the compiler cannot
+		// see through: pointers, not slices.
 		// (Call-dense output's token lengths follow the calls'
 		// pattern, which the branch predictor learns, so here the
 		// branch on n < 4 costs less than the prose lane's eight
@@ -279,15 +279,12 @@ func (p *Parser) valueLaneEnd(old int, mark uint8, chunk string, emit func(Event
 }
 
 // valueLong is Feed's value lane for a chunk of more than eight bytes, or
-// one the block's buffer has no room for as roomEnd has it, and for an
-// empty one.
+// one the block's buffer has no room for as it is, and for an empty one.
 func (p *Parser) valueLong(chunk string, emit func(Event)) {
 	if chunk == "" {
 		return
 	}
 	if b := &p.b; len(b.buf)+len(chunk) <= cap(b.buf) {
-		// The buffer may have grown since roomEnd was set.
-		b.roomEnd = cap(b.buf) - 7
 		old := len(b.buf)
 		b.buf = b.buf[:old+len(chunk)]
 		p.pos += len(chunk)

@@ -348,7 +348,7 @@ func (p *Parser) qxName(s string) string {
 	}
 	p.event(Event{Type: EventCallStart, Call: chat.ToolCall{ID: p.callID(p.ncalls), Name: cname, Offset: b.start}})
 	q.phase, q.from = qxBody, len(b.buf)
-	b.inValue, b.laneMask, b.laneUntil, b.roomEnd = true, markLess, math.MaxInt, cap(b.buf)-7
+	b.inValue, b.laneMask, b.laneUntil = true, markLess, math.MaxInt
 	return s[1:]
 }
 
