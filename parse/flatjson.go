@@ -40,6 +40,9 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 	// base-i0 for the object's start i0, so it ends at or before
 	// base+len(s)-i0 <= cap(dst)).
 	outp := unsafe.Pointer(unsafe.SliceData(out))
+	// The string loop reads its words through sp, where it has checked
+	// that eight bytes are left: s[j:j+8] would check again.
+	sp := dataOf(s)
 	out[o] = '{'
 	o++
 	// As after a ':' or ',' below: one space is skipped here, more by
@@ -71,8 +74,8 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 			d := o - i // s[j] goes to out[j+d]
 			j := i + 1
 			for ; len(s)-j >= 8; j += 8 {
-				w := load64(s, j)
-				binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(outp, j+d))[:], w)
+				w := loadWord(sp, j)
+				*(*[8]byte)(unsafe.Add(outp, j+d)) = *(*[8]byte)(unsafe.Add(sp, j))
 				// As plainRun's test, without its &^q and &^b: a
 				// byte they would clear is above 0x7f, in w.
 				q, b := w^(lo*'"'), w^(lo*'\\')
@@ -261,6 +264,21 @@ func numberEnd[T text](s T, i int) int {
 		return i
 	}
 	return j
+}
+
+// dataOf returns the address of s's first byte: a string's header and a
+// slice's both start with it.
+func dataOf[T text](s T) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&s))
+}
+
+// loadWord reads the eight bytes at p+j, which the caller has checked are
+// there, as a little-endian word (one load where the platform allows
+// unaligned ones).
+func loadWord(p unsafe.Pointer, j int) uint64 {
+	t := (*[8]byte)(unsafe.Add(p, j))
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 // load64 reads s[j:j+8] as a little-endian word.
