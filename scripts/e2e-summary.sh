@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Filters verbose `go test` output of the end-to-end tests down to test
-# results, test logs (whole, with their continuation lines, so a failure's
-# diff is shown) and package lines, and fails when a TestE2E was skipped or
-# none ran: a missing prerequisite must never pass silently.
+# results, test logs and package lines, and fails when a TestE2E was
+# skipped or none ran: a missing prerequisite must never pass silently.
+# Test logs are kept whole, with their continuation lines (a failure's
+# diff), and from any file: a helper's too, such as the Ollama log tail
+# that ollamatest.Start prints when a test fails.
 set -uo pipefail
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 tee "$log" | awk '
 	/^(--- (PASS|FAIL|SKIP)|PASS|FAIL|ok |panic:)/ { print; inlog = 0; next }
-	/^[ \t]+[^ \t]+_test\.go:[0-9]+:/ { print; inlog = 1; next }
+	/^[ \t]+[^ \t]+\.go:[0-9]+:/ { print; inlog = 1; next }
 	inlog && /^        / { print; next }
 	{ inlog = 0 }
 '
