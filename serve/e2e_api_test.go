@@ -122,7 +122,7 @@ func checkRequiredReply(t *testing.T, calls []string, finish, wantFinish, wantTo
 // "aborting completion request" line is not logged on this path, so the
 // log line is not the proof.
 //
-// Ollama v0.6.5 itself can hang after such a disconnect, about once in 17
+// Ollama v0.6.5 itself can hang after such a disconnect, about once in 20
 // here: its generate and chat handlers' callbacks send each piece on an
 // unbuffered channel that streamResponse stops reading once the client is
 // gone (server/routes.go), so a piece the runner hands over at that moment
