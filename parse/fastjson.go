@@ -216,10 +216,9 @@ func stringEnd[T text](s T, i int) (int, bool) {
 // there: most strings of a call are plain to their closing quote.
 func plainRun[T text](s T, j int) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	sp := dataOf(s)
 	for ; len(s)-j >= 8; j += 8 {
-		t := s[j : j+8]
-		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		w := loadWord(sp, j)
 		// The lowest byte that is '"', '\\', below 0x20 or above
 		// 0x7f: each term's lowest set bit is exact (borrows only
 		// run upwards), so the OR's is the first such byte.

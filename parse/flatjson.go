@@ -40,8 +40,8 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 	// base-i0 for the object's start i0, so it ends at or before
 	// base+len(s)-i0 <= cap(dst)).
 	outp := unsafe.Pointer(unsafe.SliceData(out))
-	// The string loop reads its words through sp, where it has checked
-	// that eight bytes are left: s[j:j+8] would check again.
+	// Words of s are read through sp, where eight bytes are checked to
+	// be left: s[j:j+8] would check again.
 	sp := dataOf(s)
 	out[o] = '{'
 	o++
@@ -136,14 +136,14 @@ func compactFlat[T text](dst []byte, s T, i int) (_ []byte, _ int, ok, flat bool
 			}
 			n := j - i
 			if len(s)-i >= 8 && n <= 8 {
-				binary.LittleEndian.PutUint64(out[o:o+8], load64(s, i))
+				binary.LittleEndian.PutUint64(out[o:o+8], loadWord(sp, i))
 			} else {
 				copy(out[o:], s[i:i+n])
 			}
 			i, o = i+n, o+n
 		case len(s)-i >= 8:
 			// A literal, or nothing compactValue reads.
-			w := load64(s, i)
+			w := loadWord(sp, i)
 			n := 0
 			switch {
 			case uint32(w) == 't'|'r'<<8|'u'<<16|'e'<<24 || uint32(w) == 'n'|'u'<<8|'l'<<16|'l'<<24:
@@ -277,13 +277,6 @@ func dataOf[T text](s T) unsafe.Pointer {
 // unaligned ones).
 func loadWord(p unsafe.Pointer, j int) uint64 {
 	t := (*[8]byte)(unsafe.Add(p, j))
-	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-}
-
-// load64 reads s[j:j+8] as a little-endian word.
-func load64[T text](s T, j int) uint64 {
-	t := s[j : j+8]
 	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
 		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
